@@ -1,0 +1,71 @@
+"""Epsilon of a DpEvent with the accountants skdp supports (thin layer over dp_accounting)."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator
+
+import dp_accounting
+from absl import logging as absl_logging
+from dp_accounting.pld import pld_privacy_accountant
+from dp_accounting.rdp import rdp_privacy_accountant
+
+from ._plan import NeighboringRelation
+
+__all__ = ["ACCOUNTANTS", "FINE_PLD_INTERVAL", "make_accountant", "epsilon_of", "quiet_accounting_logs"]
+
+ACCOUNTANTS = ("pld", "rdp")
+
+# Discretisation of the privacy-loss distribution. dp_accounting builds pessimistic PLDs, so every
+# interval gives a valid upper bound on epsilon; finer is tighter and slower. Measured on a
+# 2-core CPU (q=0.03, 640 steps): 1e-2 -> 10 ms, 1e-3 -> 45 ms, 1e-4 -> 480 ms; 1e-3 is within
+# 0.5% of 1e-4 for epsilon >= 0.5, and within 2% at epsilon ~ 0.8 with q=0.001 (10,000 steps).
+COARSE_PLD_INTERVAL = 1e-2
+FINE_PLD_INTERVAL = 1e-3
+
+
+def make_accountant(
+    accountant: str,
+    neighboring_relation: NeighboringRelation = NeighboringRelation.ADD_OR_REMOVE_ONE,
+    *,
+    pld_interval: float = FINE_PLD_INTERVAL,
+) -> dp_accounting.PrivacyAccountant:
+    """A fresh dp_accounting accountant by name (``'pld'`` or ``'rdp'``)."""
+    relation = NeighboringRelation(neighboring_relation).to_dp_accounting()
+    if accountant == "pld":
+        return pld_privacy_accountant.PLDAccountant(
+            relation, value_discretization_interval=pld_interval
+        )
+    if accountant == "rdp":
+        return rdp_privacy_accountant.RdpAccountant(neighboring_relation=relation)
+    raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {accountant!r}")
+
+
+def epsilon_of(
+    event: dp_accounting.DpEvent,
+    delta: float,
+    accountant: str = "pld",
+    neighboring_relation: NeighboringRelation = NeighboringRelation.ADD_OR_REMOVE_ONE,
+    *,
+    pld_interval: float = FINE_PLD_INTERVAL,
+) -> float:
+    """Epsilon at ``delta`` of ``event``, an upper bound from the named accountant."""
+    if isinstance(event, dp_accounting.NonPrivateDpEvent):
+        return math.inf
+    with quiet_accounting_logs():
+        acc = make_accountant(accountant, neighboring_relation, pld_interval=pld_interval)
+        return float(acc.compose(event).get_epsilon(delta))
+
+
+# dp_accounting's RDP code logs a warning for every order whose series does not converge and then
+# drops that order, which only makes the bound more conservative: keep users' logs clean.
+@contextlib.contextmanager
+def quiet_accounting_logs() -> Iterator[None]:
+    """Silence dp_accounting's absl warnings for the duration of the block."""
+    verbosity = absl_logging.get_verbosity()
+    absl_logging.set_verbosity(absl_logging.ERROR)
+    try:
+        yield
+    finally:
+        absl_logging.set_verbosity(verbosity)

@@ -1,0 +1,6 @@
+"""Linear models trained with differential privacy."""
+
+from ._logistic import DPLogisticRegression
+from ._ridge import DPRidge
+
+__all__ = ["DPLogisticRegression", "DPRidge"]

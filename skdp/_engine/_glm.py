@@ -88,8 +88,9 @@ class LinearModel:
 
     def per_example_norms(self, r: torch.Tensor, scales_b: torch.Tensor) -> torch.Tensor:
         """Per-example gradient norms ``||r_i|| * scale_i`` in closed form."""
-        rnorm = r.abs().squeeze(1) if r.shape[1] == 1 else torch.linalg.vector_norm(r, dim=1)
-        return rnorm * scales_b
+        if r.shape[1] == 1:
+            return r.view(-1).abs().mul_(scales_b)
+        return torch.linalg.vector_norm(r, dim=1).mul_(scales_b)
 
     def weighted_grad_sum(
         self, Xb: torch.Tensor, weighted_r: torch.Tensor, out: torch.Tensor
@@ -115,11 +116,10 @@ class LinearModel:
         """
         r = self.residuals(self.decision(params, Xb), yb)
         if max_norm is not None:
-            norms = self.per_example_norms(r, scales_b)
-            factors = torch.clamp_max_(
-                (max_norm * CLIP_SAFETY) / torch.clamp_min_(norms, 1e-12), 1.0
-            )
-            r = r.mul_(factors.unsqueeze(1))
+            # factor_i = min(1, C / norm_i) = C / max(norm_i, C), in as few kernels as possible.
+            bound = max_norm * CLIP_SAFETY
+            norms = self.per_example_norms(r, scales_b).clamp_min_(bound)
+            r = r.mul_(bound).div_(norms.unsqueeze(1))
         return self.weighted_grad_sum(Xb, r, out)
 
     def per_example_gradients(self, params: torch.Tensor, Xb: torch.Tensor, yb: torch.Tensor):

@@ -51,6 +51,14 @@ class TrainingData:
     def n_samples(self) -> int:
         return self.X.shape[0]
 
+    def batch(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        # index_select is several times faster than fancy indexing for row gathers on CPU.
+        return (
+            self.X.index_select(0, idx),
+            self.y.index_select(0, idx),
+            self.scales.index_select(0, idx),
+        )
+
 
 class NoisySGD:
     """DP-SGD with Poisson sampling and a fixed public denominator.
@@ -102,9 +110,8 @@ class NoisySGD:
 
         for step in range(s.n_steps):
             idx = torch.from_numpy(sampler.sample()).to(device, non_blocking=True)
-            model.clipped_grad_sum(
-                params, data.X[idx], data.y[idx], data.scales[idx], clip, out=grad
-            )
+            Xb, yb, scales_b = data.batch(idx)
+            model.clipped_grad_sum(params, Xb, yb, scales_b, clip, out=grad)
             if private:
                 grad.add_(noise.normal_(0.0, noise_std, generator=randomness.noise))
             grad.div_(denominator)

@@ -34,6 +34,14 @@ def resolve_batch_size(batch_size, n_samples: int) -> int:
     return int(min(batch_size, n_samples))
 
 
+def _to_tensor(array: np.ndarray, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """Host array -> compute tensor; float32 compute, as DP noise dwarfs float32 rounding."""
+    array = np.asarray(array)
+    if not array.flags.writeable:  # torch refuses to share read-only memory (e.g. memmaps)
+        array = array.copy()
+    return torch.as_tensor(array, device=device).to(dtype)
+
+
 class BaseDPLinearModel(BaseEstimator):
     """Base class of DP linear models trained by DP-SGD on a closed-form GLM gradient."""
 
@@ -91,10 +99,10 @@ class BaseDPLinearModel(BaseEstimator):
 
         # 3. Run.
         model = LinearModel(n_features, n_outputs, loss, self.fit_intercept)
-        X_t = torch.as_tensor(X, dtype=torch.float32, device=device)
+        X_t = _to_tensor(X, torch.float32, device)
         y_dtype = torch.int64 if loss is GLMLoss.SOFTMAX else torch.float32
         data = TrainingData(
-            X_t, torch.as_tensor(targets, dtype=y_dtype, device=device), model.example_scales(X_t)
+            X_t, _to_tensor(targets, y_dtype, device), model.example_scales(X_t)
         )
         randomness = FitRandomness(self.random_state, device)
         params = optimizer.run(model, data, calibration, randomness, verbose=self.verbose)

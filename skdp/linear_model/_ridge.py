@@ -147,6 +147,11 @@ class DPRidge(RegressorMixin, BaseDPLinearModel):
     def _l2_strength(self, n_samples: int) -> float:
         return self.alpha / n_samples
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.multi_output = True
+        return tags
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the model with differential privacy.

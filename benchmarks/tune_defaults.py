@@ -45,15 +45,22 @@ def sweep(name, make, data, grid, epsilons, seeds):
     keys = list(grid)
     rows = []
     for values in itertools.product(*grid.values()):
-        params = dict(zip(keys, values))
+        params = dict(zip(keys, values, strict=True))
         for eps in epsilons:
             scores = []
             start = time.perf_counter()
             for seed in range(seeds):
                 est = make(privacy=(eps, 1e-5), random_state=seed, **params)
                 scores.append(est.fit(X_train, y_train).score(X_test, y_test))
-            rows.append((eps, params, np.mean(scores), np.std(scores),
-                         (time.perf_counter() - start) / seeds))
+            rows.append(
+                (
+                    eps,
+                    params,
+                    np.mean(scores),
+                    np.std(scores),
+                    (time.perf_counter() - start) / seeds,
+                )
+            )
     print(f"\n## {name}: mean (std) test score over {seeds} seeds\n")
     for eps in epsilons:
         best = sorted((r for r in rows if r[0] == eps), key=lambda r: -r[2])
@@ -74,17 +81,31 @@ def main():
     epsilons = [0.1, 1.0, 4.0]
     if args.task in ("adult", "both"):
         sweep(
-            "DPLogisticRegression on Adult", DPLogisticRegression, adult(),
-            {"batch_size": [256, 1024, 4096], "max_iter": [5, 20, 60], "eta0": [0.5, 2.0, 8.0],
-             "max_grad_norm": [0.3, 1.0, 3.0]},
-            epsilons, args.seeds,
+            "DPLogisticRegression on Adult",
+            DPLogisticRegression,
+            adult(),
+            {
+                "batch_size": [256, 1024, 4096],
+                "max_iter": [5, 20, 60],
+                "eta0": [0.5, 2.0, 8.0],
+                "max_grad_norm": [0.3, 1.0, 3.0],
+            },
+            epsilons,
+            args.seeds,
         )
     if args.task in ("diamonds", "both"):
         sweep(
-            "DPRidge on diamonds (scaled log price)", DPRidge, diamonds(),
-            {"batch_size": [256, 1024, 4096], "max_iter": [5, 20, 60], "eta0": [0.1, 0.5, 2.0],
-             "max_grad_norm": [0.3, 1.0, 3.0]},
-            epsilons, args.seeds,
+            "DPRidge on diamonds (scaled log price)",
+            DPRidge,
+            diamonds(),
+            {
+                "batch_size": [256, 1024, 4096],
+                "max_iter": [5, 20, 60],
+                "eta0": [0.1, 0.5, 2.0],
+                "max_grad_norm": [0.3, 1.0, 3.0],
+            },
+            epsilons,
+            args.seeds,
         )
 
 

@@ -46,7 +46,7 @@ def regression():
     return X, y / scale
 
 
-# --- privacy parameter --------------------------------------------------------------------
+# --- privacy parameter ----------------------------------------------------------------------------
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
 @pytest.mark.parametrize(
     "privacy, match",
@@ -92,7 +92,7 @@ def test_unknown_optimizer_is_a_parameter_error(Estimator, binary):
         Estimator(optimizer="adam").fit(X, y)
 
 
-# --- the guarantee of a fit -----------------------------------------------------------------
+# --- the guarantee of a fit -----------------------------------------------------------------------
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
 @pytest.mark.parametrize("accountant", ["pld", "rdp"])
 def test_privacy_spent_never_above_request(Estimator, accountant, binary):
@@ -104,8 +104,13 @@ def test_privacy_spent_never_above_request(Estimator, accountant, binary):
     assert delta == 1e-6
     assert est.noise_multiplier_ > 0
     report = est.privacy_report()
-    for fragment in ("add or remove one row", f"{est.noise_multiplier_:.4g}", "1e-06",
-                     accountant.upper(), "Poisson"):
+    for fragment in (
+        "add or remove one row",
+        f"{est.noise_multiplier_:.4g}",
+        "1e-06",
+        accountant.upper(),
+        "Poisson",
+    ):
         assert fragment in report
 
 
@@ -124,7 +129,7 @@ def test_privacy_report_requires_fit():
         DPLogisticRegression().privacy_report()
 
 
-# --- accuracy ---------------------------------------------------------------------------------
+# --- accuracy -------------------------------------------------------------------------------------
 def test_non_private_logistic_matches_sklearn(binary):
     X, y = binary
     ours = DPLogisticRegression(privacy=INF, random_state=0).fit(X, y).score(X, y)
@@ -147,8 +152,14 @@ def test_private_logistic_is_useful(binary):
 
 
 def test_multiclass_softmax():
-    X, y = make_classification(n_samples=4000, n_features=10, n_informative=6, n_classes=4,
-                               n_clusters_per_class=1, random_state=1)
+    X, y = make_classification(
+        n_samples=4000,
+        n_features=10,
+        n_informative=6,
+        n_classes=4,
+        n_clusters_per_class=1,
+        random_state=1,
+    )
     labels = np.array(["ant", "bee", "cat", "dog"])[y]
     est = DPLogisticRegression(privacy=(2.0, 1e-5), random_state=0).fit(X, labels)
     assert est.coef_.shape == (4, 10) and est.intercept_.shape == (4,)
@@ -180,7 +191,7 @@ def test_multioutput_ridge(regression):
     assert est.score(X, Y) > 0.8
 
 
-# --- public classes -----------------------------------------------------------------------------
+# --- public classes -------------------------------------------------------------------------------
 def test_public_classes_parameter(binary):
     X, y = binary
     est = DPLogisticRegression(classes=[0, 1, 2], privacy=(1.0, 1e-5), random_state=0)
@@ -259,7 +270,7 @@ def test_float32_and_float64_agree(binary):
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-4, atol=1e-5)
 
 
-# --- scikit-learn workflows -------------------------------------------------------------------------
+# --- scikit-learn workflows -----------------------------------------------------------------------
 def test_pandas_input_records_feature_names(binary):
     pd = pytest.importorskip("pandas")
     X, y = binary

@@ -13,7 +13,13 @@ from dp_accounting.rdp import rdp_privacy_accountant
 
 from ._plan import NeighboringRelation
 
-__all__ = ["ACCOUNTANTS", "FINE_PLD_INTERVAL", "make_accountant", "epsilon_of", "quiet_accounting_logs"]
+__all__ = [
+    "ACCOUNTANTS",
+    "FINE_PLD_INTERVAL",
+    "make_accountant",
+    "epsilon_of",
+    "quiet_accounting_logs",
+]
 
 ACCOUNTANTS = ("pld", "rdp")
 

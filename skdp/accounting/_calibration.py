@@ -73,7 +73,10 @@ class Calibration:
 def _epsilon_function(plan: PrivacyPlan, delta: float, accountant: str, pld_interval: float):
     def eps(sigma: float) -> float:
         return epsilon_of(
-            plan.dp_event(sigma), delta, accountant, plan.neighboring_relation,
+            plan.dp_event(sigma),
+            delta,
+            accountant,
+            plan.neighboring_relation,
             pld_interval=pld_interval,
         )
 
@@ -111,8 +114,15 @@ def _bracket(eps_fn, target: float, start: float) -> tuple[float, float]:
         sigma = upper
 
 
-def _refine(target: float, lo: float, hi: float, delta: float, accountant: str,
-            plan: PrivacyPlan, pld_interval: float) -> float:
+def _refine(
+    target: float,
+    lo: float,
+    hi: float,
+    delta: float,
+    accountant: str,
+    plan: PrivacyPlan,
+    pld_interval: float,
+) -> float:
     """Largest-privacy-within-budget sigma in [lo, hi], never over the target."""
     if hi <= _SIGMA_MIN:
         return hi
@@ -120,7 +130,9 @@ def _refine(target: float, lo: float, hi: float, delta: float, accountant: str,
         return float(
             mechanism_calibration.calibrate_dp_mechanism(
                 make_fresh_accountant=functools.partial(
-                    make_accountant, accountant, plan.neighboring_relation,
+                    make_accountant,
+                    accountant,
+                    plan.neighboring_relation,
                     pld_interval=pld_interval,
                 ),
                 make_event_from_param=plan.dp_event,

@@ -1,9 +1,10 @@
 """Privacy plans: the public description of a training run, turned into a DpEvent.
 
 A plan is built from public quantities only (hyperparameters, the number of rows, the number of
-steps). It fixes everything about the run except one overall noise scale ``sigma``; the accountant
-then finds the smallest ``sigma`` that meets the target, and :meth:`PrivacyPlan.dp_event` describes the
-calibrated run. Sampling, noise and accounting all read the same plan, so they cannot drift apart.
+steps). It fixes everything about the run except one overall noise scale ``sigma``; the
+accountant then finds the smallest ``sigma`` that meets the target, and
+:meth:`PrivacyPlan.dp_event` describes the calibrated run. Sampling, noise and accounting all
+read the same plan, so they cannot drift apart.
 """
 
 from __future__ import annotations
@@ -24,10 +25,7 @@ class NeighboringRelation(str, enum.Enum):
     REPLACE_ONE = "replace_one"
 
     def to_dp_accounting(self) -> dp_accounting.NeighboringRelation:
-        return {
-            NeighboringRelation.ADD_OR_REMOVE_ONE: dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE,
-            NeighboringRelation.REPLACE_ONE: dp_accounting.NeighboringRelation.REPLACE_ONE,
-        }[self]
+        return dp_accounting.NeighboringRelation[self.name]
 
     def describe(self) -> str:
         return {
@@ -68,7 +66,9 @@ class StepGroup:
         if not 0.0 < self.sampling_rate <= 1.0:
             raise ValueError(f"sampling_rate must be in (0, 1], got {self.sampling_rate}")
         if not (self.relative_noise > 0.0 and math.isfinite(self.relative_noise)):
-            raise ValueError(f"relative_noise must be positive and finite, got {self.relative_noise}")
+            raise ValueError(
+                f"relative_noise must be positive and finite, got {self.relative_noise}"
+            )
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,9 @@ class PrivacyPlan:
             raise ValueError(f"the noise scale must be positive, got {sigma}")
         events = []
         for group in self.groups:
-            step: dp_accounting.DpEvent = dp_accounting.GaussianDpEvent(group.relative_noise * sigma)
+            step: dp_accounting.DpEvent = dp_accounting.GaussianDpEvent(
+                group.relative_noise * sigma
+            )
             if group.sampling_rate < 1.0:
                 step = dp_accounting.PoissonSampledDpEvent(group.sampling_rate, step)
             events.append(dp_accounting.SelfComposedDpEvent(step, group.count))

@@ -29,8 +29,9 @@ AUTO_BATCH_MIN, AUTO_BATCH_MAX = 64, 4096  # ... within these limits (and never 
 def resolve_batch_size(batch_size, n_samples: int) -> int:
     """``'auto'`` -> a public function of n only; an int is capped at n (full batch)."""
     if batch_size == "auto":
-        batch_size = int(np.clip(round(n_samples * AUTO_BATCH_FRACTION), AUTO_BATCH_MIN,
-                                 AUTO_BATCH_MAX))
+        batch_size = int(
+            np.clip(round(n_samples * AUTO_BATCH_FRACTION), AUTO_BATCH_MIN, AUTO_BATCH_MAX)
+        )
     return int(min(batch_size, n_samples))
 
 
@@ -101,9 +102,7 @@ class BaseDPLinearModel(BaseEstimator):
         model = LinearModel(n_features, n_outputs, loss, self.fit_intercept)
         X_t = _to_tensor(X, torch.float32, device)
         y_dtype = torch.int64 if loss is GLMLoss.SOFTMAX else torch.float32
-        data = TrainingData(
-            X_t, _to_tensor(targets, y_dtype, device), model.example_scales(X_t)
-        )
+        data = TrainingData(X_t, _to_tensor(targets, y_dtype, device), model.example_scales(X_t))
         randomness = FitRandomness(self.random_state, device)
         params = optimizer.run(model, data, calibration, randomness, verbose=self.verbose)
 
@@ -112,7 +111,8 @@ class BaseDPLinearModel(BaseEstimator):
         intercept = model.intercept(params)
         intercept = (
             intercept.detach().cpu().numpy().astype(np.float64)
-            if intercept is not None else np.zeros(n_outputs)
+            if intercept is not None
+            else np.zeros(n_outputs)
         )
         self._calibration = calibration
         self._n_samples_seen = n_samples

@@ -7,15 +7,12 @@ import math
 from dataclasses import dataclass
 
 import dp_accounting
-from dp_accounting import mechanism_calibration
 
 from ._accountants import (
     ACCOUNTANTS,
     COARSE_PLD_INTERVAL,
     FINE_PLD_INTERVAL,
     epsilon_of,
-    make_accountant,
-    quiet_accounting_logs,
 )
 from ._plan import PrivacyPlan
 
@@ -24,8 +21,8 @@ __all__ = ["Calibration", "calibrate", "UnreachablePrivacyTarget"]
 # The noise scales searched. Below the lower end a Gaussian step gives almost no privacy; above
 # the upper end the run is pure noise and no accountant answer is worth training for.
 _SIGMA_MIN, _SIGMA_MAX = 1e-3, 1e5
-# Relative precision in sigma: the calibrated epsilon lands within about 0.5% below the target.
-_SIGMA_RTOL = 2e-3
+# The calibrated epsilon lands in [target * (1 - _EPS_RTOL), target].
+_EPS_RTOL = 5e-3
 
 
 class UnreachablePrivacyTarget(ValueError):
@@ -84,64 +81,66 @@ def _epsilon_function(plan: PrivacyPlan, delta: float, accountant: str, pld_inte
 
 
 def _initial_guess(plan: PrivacyPlan, epsilon: float, delta: float) -> float:
-    # Moments-accountant heuristic (Abadi et al.), only used to start the bracket search.
+    # Moments-accountant heuristic (Abadi et al.), only used to start the search.
     q = max(group.sampling_rate for group in plan.groups)
     guess = q * math.sqrt(plan.n_steps * math.log(1.0 / delta)) / max(epsilon, 1e-6)
     return min(max(guess, 0.5), 1e3)
 
 
-def _bracket(eps_fn, target: float, start: float) -> tuple[float, float]:
-    """(lo, hi) with eps(lo) > target >= eps(hi), by doubling or halving from ``start``."""
-    sigma = start
-    if eps_fn(sigma) <= target:
-        while True:
-            lower = sigma / 2.0
-            if lower < _SIGMA_MIN:
-                return _SIGMA_MIN, sigma
-            if eps_fn(lower) > target:
-                return lower, sigma
-            sigma = lower
-    while True:
-        upper = sigma * 2.0
-        if upper > _SIGMA_MAX:
-            raise UnreachablePrivacyTarget(
-                f"no noise level up to {_SIGMA_MAX:g} reaches the target; the plan has too many "
-                "steps or too high a sampling rate for this epsilon. Increase epsilon or delta, or "
-                "train for fewer epochs or with smaller batches."
-            )
-        if eps_fn(upper) <= target:
-            return sigma, upper
-        sigma = upper
+def _find_sigma(
+    eps_fn, target: float, start: float, rtol: float, slope: float = -1.5
+) -> tuple[float, float, float]:
+    """Smallest-noise sigma whose epsilon lies in [target * (1 - rtol), target].
 
-
-def _refine(
-    target: float,
-    lo: float,
-    hi: float,
-    delta: float,
-    accountant: str,
-    plan: PrivacyPlan,
-    pld_interval: float,
-) -> float:
-    """Largest-privacy-within-budget sigma in [lo, hi], never over the target."""
-    if hi <= _SIGMA_MIN:
-        return hi
-    with quiet_accounting_logs():
-        return float(
-            mechanism_calibration.calibrate_dp_mechanism(
-                make_fresh_accountant=functools.partial(
-                    make_accountant,
-                    accountant,
-                    plan.neighboring_relation,
-                    pld_interval=pld_interval,
-                ),
-                make_event_from_param=plan.dp_event,
-                target_epsilon=target,
-                target_delta=delta,
-                bracket_interval=mechanism_calibration.ExplicitBracketInterval(lo, hi),
-                tol=_SIGMA_RTOL * lo,
-            )
-        )
+    epsilon falls smoothly and monotonically with sigma, nearly linearly in log-log coordinates,
+    so a safeguarded secant in (log sigma, log epsilon) converges in a few evaluations: first
+    extrapolate until the target is bracketed, then regula falsi (Illinois) inside the bracket.
+    Returns ``(sigma, epsilon(sigma), slope)``; ``epsilon(sigma) <= target`` always.
+    """
+    aim = math.log(target) + math.log1p(-rtol / 2)  # aim inside the acceptance window
+    lo = hi = None  # (log sigma, log eps): lo infeasible (eps > target), hi feasible
+    x = math.log(min(max(start, _SIGMA_MIN), _SIGMA_MAX))
+    previous = None
+    side = 0
+    for _ in range(60):
+        eps = eps_fn(math.exp(x))
+        fx = math.log(eps) if eps > 0 else -50.0
+        if previous is not None and x != previous[0]:
+            secant = (fx - previous[1]) / (x - previous[0])
+            if secant < 0:
+                slope = secant
+        previous = (x, fx)
+        if eps <= target:
+            hi = (x, fx, eps)
+            if eps >= target * (1 - rtol) or x <= math.log(_SIGMA_MIN):
+                return math.exp(x), eps, slope
+            side_now = 1
+        else:
+            lo = (x, fx)
+            if x >= math.log(_SIGMA_MAX):
+                raise UnreachablePrivacyTarget(
+                    f"no noise level up to {_SIGMA_MAX:g} reaches the target; the plan has too "
+                    "many steps or too high a sampling rate for this epsilon. Increase epsilon "
+                    "or delta, or train for fewer epochs or with smaller batches."
+                )
+            side_now = -1
+        if lo is not None and hi is not None:
+            if hi[0] - lo[0] < 1e-6:
+                return math.exp(hi[0]), hi[2], slope
+            f_lo, f_hi = lo[1] - aim, hi[1] - aim
+            # Illinois: when the same end moves twice, halve the other end's weight.
+            if side_now == side == 1:
+                f_lo /= 2
+            elif side_now == side == -1:
+                f_hi /= 2
+            x = lo[0] + (hi[0] - lo[0]) * f_lo / (f_lo - f_hi)
+            x = min(max(x, lo[0] + 0.01 * (hi[0] - lo[0])), hi[0] - 0.01 * (hi[0] - lo[0]))
+        else:
+            step = (aim - fx) / slope
+            x = x + min(max(step, -math.log(4.0)), math.log(4.0))
+            x = min(max(x, math.log(_SIGMA_MIN)), math.log(_SIGMA_MAX))
+        side = side_now
+    raise RuntimeError("noise calibration did not converge; please report this bug")
 
 
 @functools.lru_cache(maxsize=512)
@@ -150,10 +149,11 @@ def calibrate(
 ) -> Calibration:
     """Find the smallest noise scale for which ``plan`` is ``(epsilon, delta)``-DP.
 
-    The search brackets the answer with a coarse (fast, still pessimistic) PLD, then finishes
-    with Brent's method on a fine PLD; with ``accountant='rdp'`` both stages use RDP. The
-    returned epsilon is recomputed by the fine accountant on the final plan and is never above
-    ``epsilon``. Results are cached: calibration depends only on public inputs.
+    A secant search in log-log coordinates first gets close with a coarse PLD (fast, and still
+    a valid upper bound), then finishes with a fine PLD; with ``accountant='rdp'`` it runs on
+    RDP alone. The returned epsilon is the fine accountant's value for the returned noise
+    scale: it is never above ``epsilon`` and at most 0.5% below it. Results are cached:
+    calibration depends only on public inputs.
 
     Parameters
     ----------
@@ -177,21 +177,14 @@ def calibrate(
     if not 0.0 < delta < 1.0:
         raise ValueError(f"delta must be in (0, 1), got {delta}")
 
+    fine = _epsilon_function(plan, delta, accountant, FINE_PLD_INTERVAL)
+    start, slope = _initial_guess(plan, epsilon, delta), -1.5
     if accountant == "pld":
+        # A coarse PLD (fast, still a valid upper bound) gets close; the fine one finishes.
         coarse = _epsilon_function(plan, delta, "pld", COARSE_PLD_INTERVAL)
-        fine = _epsilon_function(plan, delta, "pld", FINE_PLD_INTERVAL)
-        lo, hi = _bracket(coarse, epsilon, _initial_guess(plan, epsilon, delta))
-        # A finer PLD is usually tighter, so the fine answer lies at or below the coarse one:
-        # re-establish the bracket for the fine accountant, starting from the coarse upper end.
-        lo, hi = _bracket_near(fine, epsilon, hi)
-        interval = FINE_PLD_INTERVAL
-    else:
-        fine = _epsilon_function(plan, delta, "rdp", FINE_PLD_INTERVAL)
-        lo, hi = _bracket(fine, epsilon, _initial_guess(plan, epsilon, delta))
-        interval = FINE_PLD_INTERVAL
-    sigma = _refine(epsilon, lo, hi, delta, accountant, plan, interval)
-    spent = fine(sigma)
-    # calibrate_dp_mechanism guarantees this; the check guards the promise we make to users.
+        start, _, slope = _find_sigma(coarse, epsilon, start, rtol=0.05, slope=slope)
+    sigma, spent, _ = _find_sigma(fine, epsilon, start, rtol=_EPS_RTOL, slope=slope)
+    # _find_sigma only returns feasible points; the check guards the promise made to users.
     if spent > epsilon:
         raise RuntimeError(
             f"calibration overshot: epsilon {spent} > target {epsilon}; please report this bug"
@@ -199,21 +192,3 @@ def calibrate(
     return Calibration(plan, sigma, spent, delta, accountant)
 
 
-def _bracket_near(eps_fn, target: float, start: float) -> tuple[float, float]:
-    """Like :func:`_bracket` but with small steps, for a start that is already close."""
-    sigma = start
-    if eps_fn(sigma) > target:
-        while eps_fn(sigma * 1.05) > target:
-            sigma *= 1.05
-            if sigma > _SIGMA_MAX:
-                raise UnreachablePrivacyTarget("no noise level reaches the target")
-        return sigma, sigma * 1.05
-    factor = 0.9
-    while True:
-        lower = sigma * factor
-        if lower < _SIGMA_MIN:
-            return _SIGMA_MIN, sigma
-        if eps_fn(lower) > target:
-            return lower, sigma
-        sigma = lower
-        factor = max(factor * 0.8, 0.5)

@@ -64,11 +64,15 @@ class LinearModel:
 
     # --- data-independent precomputation ---------------------------------------------------
     def example_scales(self, X: torch.Tensor) -> torch.Tensor:
-        """``sqrt(||x_i||^2 + 1)`` (or ``||x_i||`` without intercept): fixed during a fit."""
-        sq = (X * X).sum(dim=1)
+        """``sqrt(||x_i||^2 + 1)`` (or ``||x_i||`` without intercept): fixed during a fit.
+
+        Computed in float64 so that rows with huge values get a large but exact scale; a scale
+        beyond the float32 range becomes ``inf``, and such a row then contributes zero.
+        """
+        norms = torch.linalg.vector_norm(X, dim=1, dtype=torch.float64)
         if self.fit_intercept:
-            sq = sq + 1.0
-        return sq.sqrt_()
+            norms = torch.hypot(norms, torch.ones_like(norms))
+        return norms.to(X.dtype)
 
     # --- per-step kernels -------------------------------------------------------------------
     def decision(self, params: torch.Tensor, Xb: torch.Tensor) -> torch.Tensor:
@@ -116,11 +120,28 @@ class LinearModel:
         """
         r = self.residuals(self.decision(params, Xb), yb)
         if max_norm is not None:
-            # factor_i = min(1, C / norm_i) = C / max(norm_i, C), in as few kernels as possible.
-            bound = max_norm * CLIP_SAFETY
-            norms = self.per_example_norms(r, scales_b).clamp_min_(bound)
-            r = r.mul_(bound).div_(norms.unsqueeze(1))
+            r = self.clip_residuals(r, scales_b, max_norm * CLIP_SAFETY)
         return self.weighted_grad_sum(Xb, r, out)
+
+    @staticmethod
+    def clip_residuals(r: torch.Tensor, scales_b: torch.Tensor, bound: float) -> torch.Tensor:
+        """Residuals rescaled so that every per-example gradient has norm at most ``bound``.
+
+        ``||g_i|| = ||r_i|| * scale_i``, so clipping ``g_i`` to ``bound`` is clipping ``r_i`` to
+        ``bound / scale_i``. Written this way it is robust: an infinite residual is clipped to
+        the cap, an infinite scale gives a zero contribution, and a NaN residual (from
+        overflowing products in a row with huge values) contributes zero. Whatever one row
+        holds, its contribution has norm at most ``bound``.
+        """
+        caps = torch.reciprocal(scales_b).mul_(bound)
+        if r.shape[1] == 1:
+            caps = caps.unsqueeze(1)
+            return r.clamp_(min=caps.neg(), max=caps).nan_to_num_(nan=0.0)
+        r = r.nan_to_num_(nan=0.0)
+        norms = torch.linalg.vector_norm(r, dim=1, keepdim=True)
+        # factor = min(1, cap / ||r||) = cap / max(||r||, cap); inf norms give a zero factor.
+        factors = caps.unsqueeze(1).div_(torch.maximum(norms, caps.unsqueeze(1)))
+        return r.mul_(factors).nan_to_num_(nan=0.0)
 
     def per_example_gradients(self, params: torch.Tensor, Xb: torch.Tensor, yb: torch.Tensor):
         """Materialised per-example gradients, shape (batch, n_params): for tests only."""

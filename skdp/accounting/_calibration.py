@@ -177,11 +177,16 @@ def calibrate(
     if not 0.0 < delta < 1.0:
         raise ValueError(f"delta must be in (0, 1), got {delta}")
 
-    fine = _epsilon_function(plan, delta, accountant, FINE_PLD_INTERVAL)
+    # Large targets mean small noise and wide privacy-loss distributions, which are slow to
+    # discretise finely; a discretisation relative to the target keeps the same relative
+    # precision (every interval gives a valid, pessimistic bound).
+    fine_interval = max(FINE_PLD_INTERVAL, epsilon * 2e-4)
+    coarse_interval = max(COARSE_PLD_INTERVAL, epsilon * 2e-3)
+    fine = _epsilon_function(plan, delta, accountant, fine_interval)
     start, slope = _initial_guess(plan, epsilon, delta), -1.5
     if accountant == "pld":
         # A coarse PLD (fast, still a valid upper bound) gets close; the fine one finishes.
-        coarse = _epsilon_function(plan, delta, "pld", COARSE_PLD_INTERVAL)
+        coarse = _epsilon_function(plan, delta, "pld", coarse_interval)
         start, _, slope = _find_sigma(coarse, epsilon, start, rtol=0.05, slope=slope)
     sigma, spent, _ = _find_sigma(fine, epsilon, start, rtol=_EPS_RTOL, slope=slope)
     # _find_sigma only returns feasible points; the check guards the promise made to users.

@@ -92,6 +92,10 @@ class PrivacyPlan:
     def __post_init__(self) -> None:
         if not self.groups:
             raise ValueError("a privacy plan needs at least one step group")
+        if self.sampling is Sampling.FULL_BATCH and any(
+            group.sampling_rate < 1.0 for group in self.groups
+        ):
+            raise ValueError("a full-batch plan must have sampling_rate=1.0 in every group")
 
     @classmethod
     def constant(

@@ -35,6 +35,19 @@ def resolve_batch_size(batch_size, n_samples: int) -> int:
     return int(min(batch_size, n_samples))
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _check_float32_range(array: np.ndarray, name: str) -> None:
+    """Compute is float32: refuse values it cannot represent rather than train on infinities."""
+    if array.dtype.kind == "f" and array.size and float(np.abs(array).max()) > _FLOAT32_MAX:
+        raise ValueError(
+            f"{name} contains values of magnitude above {_FLOAT32_MAX:.3g}, which skdp's float32 "
+            f"computation cannot represent; rescale {name} (features and targets should be on "
+            "a public, roughly unit scale)"
+        )
+
+
 def _to_tensor(array: np.ndarray, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
     """Host array -> compute tensor; float32 compute, as DP noise dwarfs float32 rounding."""
     array = np.asarray(array)
@@ -75,6 +88,8 @@ class BaseDPLinearModel(BaseEstimator):
         """Plan, calibrate, run and record. ``X`` and ``targets`` are validated arrays."""
         epsilon, delta = check_privacy(self.privacy)
         device = resolve_device(self.device)
+        _check_float32_range(X, "X")
+        _check_float32_range(targets, "y")
         n_samples, n_features = X.shape
         if not np.isinf(epsilon):
             warn_if_delta_large(delta, n_samples)
@@ -105,6 +120,14 @@ class BaseDPLinearModel(BaseEstimator):
         data = TrainingData(X_t, _to_tensor(targets, y_dtype, device), model.example_scales(X_t))
         randomness = FitRandomness(self.random_state, device)
         params = optimizer.run(model, data, calibration, randomness, verbose=self.verbose)
+
+        if not bool(torch.isfinite(params).all()):
+            # Only reachable without privacy (a private update is bounded by clipping); checking
+            # the released parameters is post-processing either way.
+            raise FloatingPointError(
+                "training diverged: the coefficients are not finite. Put the features (and "
+                "targets) on a unit scale or lower eta0."
+            )
 
         # 4. Record: everything fitted lives on the host as numpy.
         coef = model.coef(params).T.detach().cpu().numpy().astype(np.float64)

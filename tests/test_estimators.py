@@ -313,3 +313,17 @@ def test_verbose_reports_only_released_values(binary, capsys):
     out = capsys.readouterr().out
     assert out.count("epoch") == 2
     assert "released noisy gradient" in out
+
+
+def test_average_parameter(binary):
+    X, y = binary
+    # (not a dict: True and 1.0 are the same key)
+    default, quarter, last, everything = (
+        DPLogisticRegression(average=avg, random_state=0, max_iter=4).fit(X, y).coef_
+        for avg in (True, 0.25, False, 1.0)
+    )
+    np.testing.assert_array_equal(default, quarter)  # True is the documented 0.25
+    assert not np.array_equal(last, quarter)
+    assert not np.array_equal(everything, quarter)
+    with pytest.raises(ValueError, match="average"):
+        DPLogisticRegression(average=1.5).fit(X, y)

@@ -130,7 +130,7 @@ def tiny_data(n):
     return TrainingData(X, torch.zeros(n), torch.ones(n))
 
 
-def run_engine(model, *, n, batch_size, epochs, lr, clip, sigma, seed=0, average=False, l2=0.0):
+def run_engine(model, *, n, batch_size, epochs, lr, clip, sigma, seed=0, average=0.0, l2=0.0):
     settings = SGDSettings(
         n_samples=n,
         batch_size=batch_size,
@@ -208,15 +208,17 @@ def test_noisy_sum_is_divided_by_the_expected_not_the_realised_batch_size():
     np.testing.assert_allclose(params.numpy(), expected, rtol=1e-5)
 
 
-def test_averaging_releases_the_mean_of_the_second_half():
+@pytest.mark.parametrize(("fraction", "first"), [(0.5, 6), (0.25, 8), (0.1, 10), (1.0, 1)])
+def test_averaging_releases_the_mean_of_the_last_iterates(fraction, first):
     n, lr = 50, 1.0
     model = CountingModel(2)
     params, settings = run_engine(
-        model, n=n, batch_size=n, epochs=10, lr=lr, clip=1.0, sigma=0.0, average=True
+        model, n=n, batch_size=n, epochs=10, lr=lr, clip=1.0, sigma=0.0, average=fraction
     )
-    # Full batch: every step moves by -lr, iterates are -1, ..., -10; steps 5..9 are averaged.
+    # Full batch: every step moves by -lr, so the iterates are -1, ..., -10; the last
+    # round(fraction * 10) of them are averaged.
     assert settings.n_steps == 10
-    np.testing.assert_allclose(params.numpy(), -np.mean(np.arange(6, 11)), rtol=1e-6)
+    np.testing.assert_allclose(params.numpy(), -np.mean(np.arange(first, 11)), rtol=1e-6)
 
 
 def test_engine_plan_matches_its_sampling():

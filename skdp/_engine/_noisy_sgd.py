@@ -23,7 +23,9 @@ class SGDSettings:
     learning_rate: float
     max_grad_norm: float
     l2: float = 0.0  # penalty (l2 / 2) ||w||^2 on the mean-loss scale
-    average: bool = True  # release the average of the iterates of the second half of training
+    # Release the average of the iterates of the last ``average`` fraction of the steps
+    # (0 releases the last iterate).
+    average: float = 0.25
 
     @property
     def sampling_rate(self) -> float:
@@ -102,7 +104,7 @@ class NoisySGD:
         grad = torch.empty_like(params)
         noise = torch.empty_like(params)
         penalty = model.penalty_mask(device) * s.l2 if s.l2 > 0 else None
-        average_from = s.n_steps // 2 if s.average else s.n_steps
+        average_from = s.n_steps - int(round(s.average * s.n_steps))
         averaged = params.clone()
         n_averaged = 0
         per_epoch = steps_per_epoch(s.n_samples, s.batch_size)

@@ -56,9 +56,10 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinearModel):
         ``np.inf`` for no penalty.
     fit_intercept : bool, default=True
         Whether to fit an (unpenalised) intercept.
-    average : bool, default=True
-        Return the average of the iterates of the second half of training rather than the last
-        one. Averaging is post-processing: it costs no privacy and cancels much of the noise.
+    average : bool or float in (0, 1], default=True
+        Return the average of the last iterates instead of the last one: ``True`` averages
+        the last quarter of the steps, a float sets that fraction, ``False`` returns the last
+        iterate. Averaging is post-processing: it costs no privacy and cancels noise.
     accountant : {'pld', 'rdp'}, default='pld'
         The accountant used to calibrate the noise and report the guarantee.
     classes : array-like of shape (n_classes,), default=None

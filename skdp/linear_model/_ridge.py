@@ -53,9 +53,10 @@ class DPRidge(RegressorMixin, BaseDPLinearModel):
         Number of epochs (each made of ``round(n / batch_size)`` steps).
     fit_intercept : bool, default=True
         Whether to fit an (unpenalised) intercept.
-    average : bool, default=True
-        Return the average of the iterates of the second half of training (post-processing,
-        no privacy cost).
+    average : bool or float in (0, 1], default=True
+        Return the average of the last iterates instead of the last one: ``True`` averages
+        the last quarter of the steps, a float sets that fraction, ``False`` returns the last
+        iterate. Averaging is post-processing: it costs no privacy and cancels noise.
     accountant : {'pld', 'rdp'}, default='pld'
         The accountant used to calibrate the noise and report the guarantee.
     device : {'auto', 'cpu', 'cuda'} or torch.device, default='auto'

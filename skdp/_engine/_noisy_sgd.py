@@ -8,6 +8,7 @@ import torch
 
 from ..accounting import Calibration, PrivacyPlan, Sampling
 from ._device import FitRandomness
+from ._model import DPModel
 from ._sampling import FullBatchSampler, PoissonSampler
 
 __all__ = ["SGDSettings", "TrainingData", "NoisySGD", "steps_per_epoch"]
@@ -83,7 +84,7 @@ class NoisySGD:
 
     def run(
         self,
-        model,
+        model: DPModel,
         data: TrainingData,
         calibration: Calibration,
         randomness: FitRandomness,

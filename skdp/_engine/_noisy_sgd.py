@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -35,6 +36,11 @@ class SGDSettings:
     @property
     def n_steps(self) -> int:
         return self.epochs * steps_per_epoch(self.n_samples, self.batch_size)
+
+    @property
+    def n_averaged_steps(self) -> int:
+        """How many final iterates are averaged: ``ceil(average * n_steps)``."""
+        return min(self.n_steps, math.ceil(self.average * self.n_steps - 1e-9))
 
 
 def steps_per_epoch(n_samples: int, batch_size: int) -> int:
@@ -105,7 +111,7 @@ class NoisySGD:
         grad = torch.empty_like(params)
         noise = torch.empty_like(params)
         penalty = model.penalty_mask(device) * s.l2 if s.l2 > 0 else None
-        average_from = s.n_steps - int(round(s.average * s.n_steps))
+        average_from = s.n_steps - s.n_averaged_steps
         averaged = params.clone()
         n_averaged = 0
         per_epoch = steps_per_epoch(s.n_samples, s.batch_size)

@@ -318,12 +318,12 @@ def test_verbose_reports_only_released_values(binary, capsys):
 def test_average_parameter(binary):
     X, y = binary
     # (not a dict: True and 1.0 are the same key)
-    default, quarter, last, everything = (
+    default, tenth, last, everything = (
         DPLogisticRegression(average=avg, random_state=0, max_iter=4).fit(X, y).coef_
-        for avg in (True, 0.25, False, 1.0)
+        for avg in (True, 0.1, False, 1.0)
     )
-    np.testing.assert_array_equal(default, quarter)  # True is the documented 0.25
-    assert not np.array_equal(last, quarter)
-    assert not np.array_equal(everything, quarter)
+    np.testing.assert_array_equal(default, tenth)  # True is the documented 0.1
+    assert not np.array_equal(last, tenth)
+    assert not np.array_equal(everything, tenth)
     with pytest.raises(ValueError, match="average"):
         DPLogisticRegression(average=1.5).fit(X, y)

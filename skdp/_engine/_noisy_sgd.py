@@ -27,7 +27,7 @@ class SGDSettings:
     l2: float = 0.0  # penalty (l2 / 2) ||w||^2 on the mean-loss scale
     # Release the average of the iterates of the last ``average`` fraction of the steps
     # (0 releases the last iterate).
-    average: float = 0.25
+    average: float = 0.1
 
     @property
     def sampling_rate(self) -> float:

@@ -55,7 +55,7 @@ class DPRidge(RegressorMixin, BaseDPLinearModel):
         Whether to fit an (unpenalised) intercept.
     average : bool or float in (0, 1], default=True
         Return the average of the last iterates instead of the last one: ``True`` averages
-        the last quarter of the steps, a float sets that fraction, ``False`` returns the last
+        the last tenth of the steps, a float sets that fraction, ``False`` returns the last
         iterate. Averaging is post-processing: it costs no privacy and cancels noise.
     accountant : {'pld', 'rdp'}, default='pld'
         The accountant used to calibrate the noise and report the guarantee.

@@ -1,0 +1,468 @@
+"""Shared helpers of the skdp benchmark scripts (not a test module, not part of the package).
+
+Everything here is plain bookkeeping: the environment header, timing, markdown tables, an
+Opacus DP-SGD trainer configured like skdp's engine, and the per-epoch cost of skdp's engine.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import platform
+import shlex
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+
+DELTA = 1e-5
+
+
+# --------------------------------------------------------------------------------------------
+# Optional competitors
+# --------------------------------------------------------------------------------------------
+def try_import(name: str):
+    """Import a competitor, or return ``None`` and say why (its column is then skipped)."""
+    try:
+        module = __import__(name)
+        __import__(f"{name}.models" if name == "diffprivlib" else name)
+    except Exception as exc:  # noqa: BLE001 - any import failure means "skip this column"
+        print(f"NOTE: {name} is not importable ({type(exc).__name__}: {exc}); "
+              f"its column is skipped.\n")
+        return None
+    return module
+
+
+# --------------------------------------------------------------------------------------------
+# Header
+# --------------------------------------------------------------------------------------------
+def cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def load_average() -> str:
+    try:
+        return "/".join(f"{v:.2f}" for v in os.getloadavg())
+    except OSError:
+        return "unknown"
+
+
+def _version(name: str) -> str:
+    try:
+        from importlib.metadata import version
+
+        return version(name)
+    except Exception:  # noqa: BLE001
+        return "not installed"
+
+
+def skdp_code_version() -> str:
+    """Git commit of the skdp checkout and whether skdp/ has uncommitted changes."""
+    import subprocess
+
+    import skdp
+
+    root = Path(skdp.__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"],
+                              capture_output=True, text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", "skdp"],
+                               capture_output=True, text=True, check=True).stdout.split("\n")
+        changed = [line[3:] for line in dirty if line.strip()]
+    except (OSError, subprocess.CalledProcessError):
+        return f"{root} (not a git checkout)"
+    state = f"uncommitted changes in {', '.join(changed)}" if changed else "clean"
+    return f"{root} at commit {head} ({state})"
+
+
+def print_header(title: str, description: Sequence[str]) -> None:
+    command = shlex.join([sys.executable, *sys.argv])
+    print(f"# {title}\n")
+    print(f"Command: `{command}`  ")
+    print(f"Date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}  ")
+    print(f"CPU: {cpu_model()} ({os.cpu_count()} logical cores visible), "
+          f"torch.get_num_threads() = {torch.get_num_threads()} (torch default, unchanged)  ")
+    print(f"skdp code: {skdp_code_version()}  ")
+    print(f"Load average at start (1/5/15 min): {load_average()} -- other processes on this "
+          "machine inflate wall times; ratios are taken between fits of the same run.  ")
+    print(f"Python {platform.python_version()}; " + ", ".join(
+        f"{name} {_version(name)}"
+        for name in ("skdp", "torch", "opacus", "scikit-learn", "diffprivlib", "numpy",
+                     "dp-accounting")
+    ) + "\n")
+    for line in description:
+        print(line)
+    print(flush=True)
+
+
+# --------------------------------------------------------------------------------------------
+# Small utilities
+# --------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def collect_warnings(store: dict[str, int], tag: str) -> Iterator[None]:
+    """Silence warnings inside the block but count them (printed once at the end)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield
+    for w in caught:
+        key = f"[{tag}] {w.category.__name__}: {str(w.message).splitlines()[0][:160]}"
+        store[key] = store.get(key, 0) + 1
+
+
+def print_warnings(store: dict[str, int]) -> None:
+    if not store:
+        return
+    print("\nWarnings raised by the fits (silenced while timing; count x message):")
+    for key, count in sorted(store.items()):
+        print(f"- {count} x {key}")
+
+
+def timed(fn: Callable[[], object]) -> tuple[object, float]:
+    start = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - start
+
+
+def _num(value: float, digits: int) -> str:
+    return f"{value:.3g}" if abs(value) >= 1e4 else f"{value:.{digits}f}"
+
+
+def mean_std(values: Sequence[float], digits: int = 4, scale: float = 1.0,
+             median: bool = False) -> str:
+    values = [v for v in values if v is not None and not math.isnan(v)]
+    if not values:
+        return "n/a"
+    arr = np.asarray(values, dtype=float) * scale
+    if arr.size == 1:
+        return _num(arr[0], digits)
+    out = f"{_num(arr.mean(), digits)} ± {_num(arr.std(ddof=1), digits)}"
+    if median:
+        out += f" (median {_num(float(np.median(arr)), digits)})"
+    return out
+
+
+def mean_min(values: Sequence[float], digits: int = 3) -> str:
+    """``mean (min)`` of timings: the min is the estimate least affected by other load."""
+    values = [v for v in values if v is not None and not math.isnan(v)]
+    if not values:
+        return "n/a"
+    return f"{np.mean(values):.{digits}f} ({min(values):.{digits}f})"
+
+
+def min_or_nan(values: Sequence[float]) -> float:
+    values = [v for v in values if v is not None and not math.isnan(v)]
+    return float(min(values)) if values else float("nan")
+
+
+def mean_or_nan(values: Sequence[float]) -> float:
+    values = [v for v in values if v is not None and not math.isnan(v)]
+    return float(np.mean(values)) if values else float("nan")
+
+
+def fmt(value: float, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "n/a"
+    return f"{value:.{digits}f}"
+
+
+def ratio(num: float, den: float, digits: int = 1) -> str:
+    if any(v is None or math.isnan(v) for v in (num, den)) or den == 0:
+        return "n/a"
+    return f"{num / den:.{digits}f}x"
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    cells = [list(map(str, headers))] + [list(map(str, row)) for row in rows]
+    widths = [max(len(row[j]) for row in cells) for j in range(len(headers))]
+    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(cells[0], widths, strict=True)) + " |",
+             "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+    for row in cells[1:]:
+        lines.append("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |")
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------
+# Opacus DP-SGD, configured like skdp's engine
+# --------------------------------------------------------------------------------------------
+@dataclass
+class OpacusResult:
+    model: torch.nn.Linear
+    fit_time: float  # make_private_with_epsilon + training loop (tensor conversion included)
+    make_private_time: float  # noise calibration and wrapping
+    epsilon: float  # engine.get_epsilon(delta) after training
+    noise_multiplier: float
+    sample_rate: float
+    n_steps: int
+    extra: dict = field(default_factory=dict)
+
+    def predict_logits(self, X: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            layer = self.model._module if hasattr(self.model, "_module") else self.model
+            out = layer(torch.as_tensor(X, dtype=torch.float32)).squeeze(1)
+        return out.numpy().astype(np.float64)
+
+
+def opacus_loader_batch_size(n_samples: int, steps_per_epoch: int) -> int:
+    """Loader batch size whose ``len(loader)`` equals ``steps_per_epoch``.
+
+    Opacus' Poisson loader uses ``sample_rate = 1 / len(loader) = 1 / ceil(n / batch_size)``.
+    skdp runs ``round(n / B)`` steps per epoch with ``q = B / n``; choosing the loader batch
+    size ``ceil(n / steps)`` gives Opacus the same number of steps and (up to rounding of B)
+    the same sampling rate and expected batch size.
+    """
+    return math.ceil(n_samples / steps_per_epoch)
+
+
+def fit_opacus(
+    X: np.ndarray,
+    y: np.ndarray,
+    *,
+    loss: str,
+    epochs: int,
+    loader_batch_size: int,
+    max_grad_norm: float,
+    lr: float,
+    l2: float,
+    epsilon: float,
+    delta: float,
+    seed: int,
+) -> OpacusResult:
+    """Train ``nn.Linear(d, 1)`` with Opacus DP-SGD (Poisson sampling, PRV accountant).
+
+    ``loss='logistic'``: BCEWithLogitsLoss (mean). ``loss='half_squared'``: ``0.5 * MSELoss``
+    (mean), whose per-example gradient is ``residual * [x, 1]`` like skdp's squared loss.
+    The L2 penalty ``(l2 / 2) ||w||^2`` (weights only) is applied as SGD ``weight_decay=l2`` on
+    the weight's parameter group: Opacus' DPOptimizer writes the noisy clipped mean into ``.grad``
+    and then calls the wrapped SGD step, which adds ``l2 * w`` after the noise, exactly where
+    skdp adds it. The weights start at zero, as in skdp.
+    """
+    from opacus import PrivacyEngine
+    from torch.utils.data import DataLoader, TensorDataset
+
+    start = time.perf_counter()
+    torch.manual_seed(seed)  # Opacus' Poisson sampler and noise use the global torch RNG
+    X_t = torch.as_tensor(X, dtype=torch.float32)
+    y_t = torch.as_tensor(y, dtype=torch.float32)
+    model = torch.nn.Linear(X.shape[1], 1)
+    with torch.no_grad():
+        model.weight.zero_()
+        model.bias.zero_()
+    optimizer = torch.optim.SGD(
+        [{"params": [model.weight], "weight_decay": l2},
+         {"params": [model.bias], "weight_decay": 0.0}],
+        lr=lr,
+    )
+    if loss == "logistic":
+        criterion = torch.nn.BCEWithLogitsLoss(reduction="mean")
+
+        def loss_fn(out, target):
+            return criterion(out, target)
+    elif loss == "half_squared":
+        criterion = torch.nn.MSELoss(reduction="mean")
+
+        def loss_fn(out, target):
+            return 0.5 * criterion(out, target)
+    else:  # pragma: no cover
+        raise ValueError(loss)
+    loader = DataLoader(TensorDataset(X_t, y_t), batch_size=loader_batch_size)
+    engine = PrivacyEngine(accountant="prv")
+    t0 = time.perf_counter()
+    model, optimizer, loader = engine.make_private_with_epsilon(
+        module=model,
+        optimizer=optimizer,
+        data_loader=loader,
+        target_epsilon=epsilon,
+        target_delta=delta,
+        epochs=epochs,
+        max_grad_norm=max_grad_norm,
+        poisson_sampling=True,
+    )
+    make_private_time = time.perf_counter() - t0
+    n_steps = 0
+    model.train()
+    for _ in range(epochs):
+        for xb, yb in loader:
+            optimizer.zero_grad(set_to_none=True)
+            out = model(xb).squeeze(1)
+            loss_fn(out, yb).backward()
+            optimizer.step()
+            n_steps += 1
+    fit_time = time.perf_counter() - start
+    return OpacusResult(
+        model=model,
+        fit_time=fit_time,
+        make_private_time=make_private_time,
+        epsilon=float(engine.get_epsilon(delta)),
+        noise_multiplier=float(optimizer.noise_multiplier),
+        sample_rate=float(loader.sample_rate),
+        n_steps=n_steps,
+        extra={"expected_batch_size": optimizer.expected_batch_size},
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# skdp engine: cost of one epoch, DP vs non-private, calibration excluded
+# --------------------------------------------------------------------------------------------
+def skdp_epoch_cost(make_estimator, X, y, *, repeats: int = 5, e_short: int = 20,
+                    e_long: int = 40) -> dict[str, float]:
+    """Seconds per epoch = (t(e_long) - t(e_short)) / (e_long - e_short).
+
+    ``make_estimator(privacy, max_iter)`` returns an unfitted estimator. Every plan is fitted
+    once first so that the (lru-cached) calibration is warm; the difference of the two timed
+    fits cancels the remaining fixed cost (validation, tensor conversion, scales). DP and
+    non-private fits are interleaved within each repeat, so that load from other processes
+    hits both alike, and the minimum over repeats is kept (the usual estimator of the cost
+    without interference).
+    """
+    runs = {"dp": (1.0, DELTA), "nonprivate": (float("inf"), 0.0)}
+    for privacy in runs.values():
+        for max_iter in (e_short, e_long):
+            make_estimator(privacy, max_iter).fit(X, y)  # warm the calibration cache
+    totals = {(label, e): [] for label in runs for e in (e_short, e_long)}
+    for _ in range(repeats):
+        for label, privacy in runs.items():
+            for max_iter in (e_short, e_long):
+                est = make_estimator(privacy, max_iter)
+                _, t = timed(lambda est=est: est.fit(X, y))
+                totals[label, max_iter].append(t)
+    out = {"repeats": repeats, "e_short": e_short, "e_long": e_long}
+    for label in runs:
+        t_short, t_long = min(totals[label, e_short]), min(totals[label, e_long])
+        out[f"{label}_t_short"], out[f"{label}_t_long"] = t_short, t_long
+        out[f"{label}_epoch"] = (t_long - t_short) / (e_long - e_short)
+    return out
+
+
+def report_epoch_cost(make_estimator, X, y, batch_size: int,
+                      n_steps_per_epoch: int) -> tuple[float, float]:
+    """Measure and print the per-epoch cost, DP vs non-private; return both ratios.
+
+    The asked-for estimate uses max_iter 20 vs 40 (7 repeats). The difference of two fits of
+    about 0.1 s is fragile on a shared 2-core machine, so a second estimate uses 20 vs 120
+    epochs (3 repeats), six times the signal for the same noise.
+    """
+    costs = [skdp_epoch_cost(make_estimator, X, y, repeats=7, e_short=20, e_long=40),
+             skdp_epoch_cost(make_estimator, X, y, repeats=3, e_short=20, e_long=120)]
+    print("\n## skdp engine: cost of one epoch, DP vs non-private (calibration excluded)\n")
+    print(f"Same estimator, batch_size={batch_size} ({n_steps_per_epoch} steps/epoch); "
+          f"privacy=(1.0, {DELTA:g}) vs privacy=(inf, 0). Time per epoch = "
+          "(t(max_iter=E2) - t(max_iter=E1)) / (E2 - E1), each t the minimum of the interleaved "
+          "repeats, after a warm-up fit of each plan (calibration is lru-cached, so it is "
+          "excluded). E1=20, E2=40 is the asked-for estimate; E2=120 is a steadier check.\n")
+    rows, ratios = [], []
+    for cost in costs:
+        for label, name in (("dp", "DP (clip + noise)"), ("nonprivate", "non-private")):
+            rows.append([f"{cost['e_short']} vs {cost['e_long']}", str(cost["repeats"]), name,
+                         fmt(cost[f"{label}_t_short"], 3), fmt(cost[f"{label}_t_long"], 3),
+                         fmt(cost[f"{label}_epoch"] * 1e3, 2)])
+        if cost["dp_epoch"] <= 0 or cost["nonprivate_epoch"] <= 0:
+            ratios.append(float("nan"))
+        else:
+            ratios.append(cost["dp_epoch"] / cost["nonprivate_epoch"])
+    print(markdown_table(["E1 vs E2", "repeats", "run", "fit s (E1)", "fit s (E2)",
+                          "ms / epoch"], rows))
+    for cost, r in zip(costs, ratios, strict=True):
+        text = (f"{r:.2f}x" if not math.isnan(r) else
+                "n/a (non-positive estimate: other load dominated; re-run on a quieter machine)")
+        print(f"\nDP epoch / non-private epoch ({cost['e_short']} vs {cost['e_long']} epochs) "
+              f"= {text}")
+    return ratios[0], ratios[1]
+
+
+# --------------------------------------------------------------------------------------------
+# diffprivlib, with a compatibility shim for scikit-learn >= 1.8
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Diffprivlib:
+    LogisticRegression: type
+    LinearRegression: type
+    notes: list[str]
+
+
+def import_diffprivlib() -> Diffprivlib | None:
+    """Import diffprivlib's LogisticRegression and LinearRegression, or return ``None``.
+
+    diffprivlib 0.6.6 predates scikit-learn 1.8: (1) its package ``__init__`` imports its tree
+    models, which import ``DOUBLE`` and ``DTYPE`` from ``sklearn.tree._tree`` (removed); (2) its
+    ``LogisticRegression.__init__`` passes ``multi_class='ovr'`` to scikit-learn's (removed).
+    Both are bookkeeping, not the DP algorithm, so when (and only when) they fail this function
+    (1) restores the two old constants (``np.float64`` and ``np.float32``; used only by the tree
+    models, which are not benchmarked) and (2) subclasses diffprivlib's LogisticRegression with an
+    ``__init__`` that sets the same attributes without ``multi_class``. ``fit`` (clipping to
+    ``data_norm``, objective perturbation, L-BFGS) is diffprivlib's own, unchanged. Binary
+    problems only need the ``'ovr'`` path that diffprivlib's ``fit`` hard-codes anyway.
+    """
+    notes: list[str] = []
+    try:
+        import diffprivlib.models as dm
+    except ImportError as exc:
+        if "sklearn.tree._tree" not in str(exc):
+            print(f"NOTE: diffprivlib is not importable ({exc}); its column is skipped.\n")
+            return None
+        import sklearn.tree._tree as sk_tree
+
+        for name, value in (("DOUBLE", np.float64), ("DTYPE", np.float32)):
+            if not hasattr(sk_tree, name):
+                setattr(sk_tree, name, value)
+        for mod in [m for m in sys.modules if m == "diffprivlib" or m.startswith("diffprivlib.")]:
+            del sys.modules[mod]
+        try:
+            import diffprivlib.models as dm
+        except Exception as exc2:  # noqa: BLE001
+            print(f"NOTE: diffprivlib is not importable ({exc2}); its column is skipped.\n")
+            return None
+        notes.append(
+            "diffprivlib 0.6.6 fails to import with this scikit-learn (sklearn.tree._tree no "
+            "longer has DOUBLE/DTYPE); the benchmark restored those two constants (used only by "
+            "diffprivlib's tree models, not benchmarked)."
+        )
+    except Exception as exc:  # noqa: BLE001
+        print(f"NOTE: diffprivlib is not importable ({exc}); its column is skipped.\n")
+        return None
+
+    logistic = dm.LogisticRegression
+    try:
+        logistic(epsilon=1.0, data_norm=1.0)
+    except TypeError as exc:
+        if "multi_class" not in str(exc):
+            raise
+        from diffprivlib.accountant import BudgetAccountant
+        from sklearn import linear_model
+
+        class CompatLogisticRegression(dm.LogisticRegression):
+            """diffprivlib's LogisticRegression with an __init__ scikit-learn >= 1.8 accepts."""
+
+            def __init__(self, *, epsilon=1.0, data_norm=None, tol=1e-4, C=1.0,
+                         fit_intercept=True, max_iter=100, verbose=0, warm_start=False,
+                         n_jobs=None, random_state=None, accountant=None):
+                linear_model.LogisticRegression.__init__(
+                    self, C=C, dual=False, tol=tol, fit_intercept=fit_intercept,
+                    intercept_scaling=1.0, class_weight=None, random_state=random_state,
+                    solver="lbfgs", max_iter=max_iter, verbose=verbose, warm_start=warm_start,
+                    n_jobs=n_jobs,
+                )
+                self.epsilon = epsilon
+                self.data_norm = data_norm
+                self.classes_ = None
+                self.accountant = BudgetAccountant.load_default(accountant)
+
+        logistic = CompatLogisticRegression
+        notes.append(
+            "diffprivlib 0.6.6's LogisticRegression.__init__ passes multi_class='ovr', which this "
+            "scikit-learn rejects; the benchmark uses a subclass whose __init__ sets the same "
+            "attributes without it (fit is diffprivlib's, unchanged)."
+        )
+    return Diffprivlib(logistic, dm.LinearRegression, notes)

@@ -45,6 +45,9 @@ class Calibration:
         target.
     accountant : str
         ``'pld'`` or ``'rdp'`` (``'none'`` for a non-private run).
+    pld_interval : float or None
+        The PLD value discretisation that computed ``epsilon`` (``None`` unless
+        ``accountant='pld'``), so that anyone can reproduce the number exactly.
     """
 
     plan: PrivacyPlan
@@ -52,6 +55,7 @@ class Calibration:
     epsilon: float
     delta: float
     accountant: str
+    pld_interval: float | None = None
 
     @property
     def is_private(self) -> bool:
@@ -212,6 +216,8 @@ def calibrate(
         raise RuntimeError(
             f"calibration overshot: epsilon {spent} > target {epsilon}; please report this bug"
         )
-    return Calibration(plan, sigma, spent, delta, accountant)
+    return Calibration(
+        plan, sigma, spent, delta, accountant, fine_interval if accountant == "pld" else None
+    )
 
 

@@ -33,7 +33,12 @@ def privacy_statement(
     plan = calibration.plan
     lines += [
         f"  guarantee: ({calibration.epsilon:.4g}, {calibration.delta:.3g})-differential privacy",
-        f"  accountant: {_ACCOUNTANT_NAMES.get(calibration.accountant, calibration.accountant)}",
+        f"  accountant: {_ACCOUNTANT_NAMES.get(calibration.accountant, calibration.accountant)}"
+        + (
+            f", value discretisation {calibration.pld_interval:g}"
+            if calibration.pld_interval is not None
+            else ""
+        ),
         "  unit of privacy: one row (its features and label); neighbouring datasets: "
         f"{plan.neighboring_relation.describe()}",
         f"  mechanism: Gaussian noise added to the sum of per-example gradients, each clipped to "

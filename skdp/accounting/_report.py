@@ -52,8 +52,8 @@ def privacy_statement(
     rate = max(group.sampling_rate for group in plan.groups)
     if plan.sampling is Sampling.POISSON:
         sampling = (
-            f"Poisson sampling, each row in each step with probability {rate:.4g} "
-            f"(expected batch {rate * n_samples:.1f}); sums divided by the expected batch size"
+            f"Poisson sampling, each row in each step with probability {rate:.4g}\n"
+            f"    (expected batch {rate * n_samples:.1f}); sums divided by the expected batch size"
         )
     else:
         sampling = "full batch (every row in every step)"

@@ -11,9 +11,8 @@ from scipy import optimize, special
 
 from ._accountants import (
     ACCOUNTANTS,
-    COARSE_PLD_INTERVAL,
-    FINE_PLD_INTERVAL,
     epsilon_of,
+    pld_intervals,
 )
 from ._plan import PrivacyPlan
 
@@ -199,11 +198,9 @@ def calibrate(
     if not 0.0 < delta < 1.0:
         raise ValueError(f"delta must be in (0, 1), got {delta}")
 
-    # Large targets mean small noise and wide privacy-loss distributions, which are slow to
-    # discretise finely; a discretisation relative to the target keeps the same relative
-    # precision (every interval gives a valid, pessimistic bound).
-    fine_interval = max(FINE_PLD_INTERVAL, epsilon * 2e-4)
-    coarse_interval = max(COARSE_PLD_INTERVAL, epsilon * 2e-3)
+    # Discretisation relative to the target: the same relative precision at every epsilon
+    # (every interval gives a valid, pessimistic bound).
+    coarse_interval, fine_interval = pld_intervals(epsilon)
     fine = _epsilon_function(plan, delta, accountant, fine_interval)
     start, slope = _initial_guess(plan, epsilon, delta), -1.5
     if accountant == "pld":

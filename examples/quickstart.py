@@ -23,7 +23,7 @@ def main() -> None:
         f"Adult: {len(X_train)} training rows, {len(X_test)} test rows "
         f"(majority class: {1 - y_test.mean():.3f} accuracy)\n"
     )
-    print(f"{'model':<44} {'accuracy':>8} {'epsilon':>8} {'delta':>7} {'fit s':>6}")
+    print(f"{'model':<46} {'accuracy':>8} {'epsilon':>8} {'delta':>7} {'fit s':>6}")
 
     def report(name, model, spent):
         start = time.perf_counter()
@@ -31,7 +31,7 @@ def main() -> None:
         seconds = time.perf_counter() - start
         eps, delta = spent(model)
         print(
-            f"{name:<44} {model.score(X_test, y_test):8.4f} {eps:8.3g} {delta:7.1g} {seconds:6.2f}"
+            f"{name:<46} {model.score(X_test, y_test):8.4f} {eps:8.3g} {delta:7.1g} {seconds:6.2f}"
         )
         return model
 

@@ -298,10 +298,13 @@ def well_conditioned():
     return X, signal + 0.5 + rng.normal(size=n), signal + 0.3 + 0.1 * rng.normal(size=n)
 
 
-@pytest.mark.parametrize("C", [1.0, 0.1])
-def test_non_private_logistic_matches_sklearn(well_conditioned, C):
+@pytest.mark.parametrize(
+    ("labels", "C"),
+    [("binary", 1.0), ("binary", 0.1), ("multinomial", 0.5)],
+)
+def test_non_private_logistic_matches_sklearn(well_conditioned, labels, C):
     X, latent, _ = well_conditioned
-    y = (latent > 0).astype(int)
+    y = (latent > 0).astype(int) if labels == "binary" else np.digitize(latent, [0.0, 1.0])
     ours = DPLogisticRegression(
         privacy=(math.inf, 0),
         C=C,
@@ -312,23 +315,7 @@ def test_non_private_logistic_matches_sklearn(well_conditioned, C):
         random_state=0,
     ).fit(X, y)
     ref = LogisticRegression(C=C, tol=1e-10, max_iter=10_000).fit(X, y)
-    np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-4)
-    np.testing.assert_allclose(ours.intercept_, ref.intercept_, atol=1e-4)
-
-
-def test_non_private_multinomial_logistic_matches_sklearn(well_conditioned):
-    X, latent, _ = well_conditioned
-    y = np.digitize(latent, [0.0, 1.0])
-    ours = DPLogisticRegression(
-        privacy=(math.inf, 0),
-        C=0.5,
-        batch_size=len(X),
-        average=False,
-        eta0=4.0,
-        max_iter=1000,
-        random_state=0,
-    ).fit(X, y)
-    ref = LogisticRegression(C=0.5, tol=1e-10, max_iter=10_000).fit(X, y)
+    assert ours.coef_.shape == ref.coef_.shape
     np.testing.assert_allclose(ours.coef_, ref.coef_, atol=1e-4)
     np.testing.assert_allclose(ours.intercept_, ref.intercept_, atol=1e-4)
 

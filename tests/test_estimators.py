@@ -327,3 +327,12 @@ def test_average_parameter(binary):
     assert not np.array_equal(everything, tenth)
     with pytest.raises(ValueError, match="average"):
         DPLogisticRegression(average=1.5).fit(X, y)
+
+
+def test_privacy_report_is_fixed_at_fit_time(binary):
+    X, y = binary
+    est = DPLogisticRegression(max_grad_norm=0.5, random_state=0).fit(X, y)
+    report = est.privacy_report()
+    assert "clipped to L2 norm 0.5" in report
+    est.set_params(max_grad_norm=3.0, optimizer="adaclip")
+    assert est.privacy_report() == report

@@ -57,7 +57,7 @@ def _to_tensor(array: np.ndarray, dtype: torch.dtype, device: torch.device) -> t
     array = np.asarray(array)
     if not array.flags.writeable:  # torch refuses to share read-only memory (e.g. memmaps)
         array = array.copy()
-    return torch.as_tensor(array, device=device).to(dtype)
+    return torch.as_tensor(array, dtype=dtype, device=device)
 
 
 def resolve_average(average) -> float:
@@ -133,7 +133,7 @@ class BaseDPLinearModel(BaseEstimator):
         params = optimizer.run(model, data, calibration, randomness, verbose=self.verbose)
 
         if not bool(torch.isfinite(params).all()):
-            # Only reachable without privacy (a private update is bounded by clipping); checking
+            # In practice only without privacy (private updates are bounded by clipping); checking
             # the released parameters is post-processing either way.
             raise FloatingPointError(
                 "training diverged: the coefficients are not finite. Put the features (and "
@@ -148,8 +148,15 @@ class BaseDPLinearModel(BaseEstimator):
             if intercept is not None
             else np.zeros(n_outputs)
         )
-        self._calibration = calibration
-        self._n_samples_seen = n_samples
+        # The statement is fixed at fit time, so a later set_params cannot make it wrong.
+        self._privacy_report = privacy_statement(
+            calibration,
+            estimator=type(self).__name__,
+            mechanism=f"optimizer={self.optimizer!r} (DP-SGD)",
+            clip_bound=settings.max_grad_norm,
+            n_samples=n_samples,
+            public_facts=self._public_facts(),
+        )
         self.privacy_spent_ = (calibration.epsilon, calibration.delta)
         self.dp_event_ = calibration.dp_event
         self.noise_multiplier_ = calibration.noise_multiplier
@@ -170,14 +177,7 @@ class BaseDPLinearModel(BaseEstimator):
             (epsilon, delta).
         """
         check_is_fitted(self, "privacy_spent_")
-        return privacy_statement(
-            self._calibration,
-            estimator=type(self).__name__,
-            mechanism=f"optimizer={self.optimizer!r} (DP-SGD)",
-            clip_bound=float(self.max_grad_norm),
-            n_samples=self._n_samples_seen,
-            public_facts=self._public_facts(),
-        )
+        return self._privacy_report
 
     def _validate_X_predict(self, X) -> np.ndarray:
         check_is_fitted(self)

@@ -1,11 +1,13 @@
 """Shared helpers of the skdp benchmark scripts (not a test module, not part of the package).
 
 Everything here is plain bookkeeping: the environment header, timing, markdown tables, an
-Opacus DP-SGD trainer configured like skdp's engine, and the per-epoch cost of skdp's engine.
+Opacus DP-SGD trainer configured like skdp's engine, the per-epoch cost of skdp's engine, and
+the side-by-side driver (``run_comparison``) shared by the Adult and diamonds benchmarks.
 """
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import math
 import os
@@ -466,3 +468,258 @@ def import_diffprivlib() -> Diffprivlib | None:
             "attributes without it (fit is diffprivlib's, unchanged)."
         )
     return Diffprivlib(logistic, dm.LinearRegression, notes)
+
+
+# --------------------------------------------------------------------------------------------
+# Side-by-side driver: skdp vs Opacus vs diffprivlib vs scikit-learn on one task
+# --------------------------------------------------------------------------------------------
+EPSILONS = (0.1, 0.5, 1.0, 2.0, 4.0)
+
+
+def parse_args(description: str, argv=None) -> argparse.Namespace:
+    """Command line shared by the side-by-side benchmarks."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--seeds", type=int, default=5, help="seeds for skdp and diffprivlib")
+    parser.add_argument("--opacus-seeds", type=int, default=2,
+                        help="seeds for Opacus (the first ones of --seeds; Opacus is slow)")
+    parser.add_argument("--epsilons", type=float, nargs="+", default=list(EPSILONS))
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: one seed, eps=1 only")
+    parser.add_argument("--skip-epoch-cost", action="store_true",
+                        help="do not measure skdp's per-epoch cost")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.seeds, args.opacus_seeds, args.epsilons = 1, 1, [1.0]
+    args.opacus_seeds = min(args.opacus_seeds, args.seeds)
+    return args
+
+
+def seed_lists(args: argparse.Namespace) -> tuple[list[int], list[int]]:
+    """Seeds of skdp and diffprivlib, and the first ones of them that Opacus runs."""
+    seeds = list(range(args.seeds))
+    return seeds, seeds[: args.opacus_seeds]
+
+
+def protocol_lines(args: argparse.Namespace) -> list[str]:
+    """Header lines on epsilons and seeds, the same in every side-by-side benchmark."""
+    seeds, opacus_seeds = seed_lists(args)
+    return [
+        f"Epsilons: {args.epsilons}, delta = {DELTA:g} (diffprivlib: delta = 0, pure eps-DP).",
+        f"Seeds: skdp and diffprivlib {seeds}; Opacus {opacus_seeds} only "
+        f"(--opacus-seeds={args.opacus_seeds}: Opacus is much slower); scikit-learn is "
+        "deterministic (timed over the same number of repetitions as --seeds).",
+    ]
+
+
+@dataclass
+class ComparisonTask:
+    """What :func:`run_comparison` needs to know about one data set and model family."""
+
+    skdp_class: type  # the skdp estimator, built with its defaults (plus privacy, seed)
+    sklearn_name: str  # printed, e.g. "Ridge(alpha=1.0)"
+    make_sklearn: Callable[[], object]  # the non-private reference, unfitted
+    make_diffprivlib: Callable[[Diffprivlib, float, int], object]  # (dpl, eps, seed), unfitted
+    opacus_loss: str  # ``loss`` of :func:`fit_opacus`
+    opacus_l2: Callable[[object, int], float]  # (fitted skdp estimator, n) -> weight decay
+    opacus_score: Callable[[np.ndarray, np.ndarray], float]  # (test outputs, y_test) -> score
+    metric: str  # "accuracy" or "R^2": the score of the estimators' ``score``
+    eps1_check: Callable[[float], tuple[str, bool]]  # (sklearn - skdp score at eps=1) -> target
+    diff_scale: float = 1.0  # score differences are printed times this,
+    diff_digits: int = 4  # with this many decimals,
+    diff_unit: str = ""  # in this unit (e.g. "points")
+    dpl_stats: dict = field(default_factory=dict)  # mean_std options of the diffprivlib column
+    sklearn_time_digits: int = 3
+    sklearn_extra: Callable[[object], str] = lambda sk: ""  # appended to the sklearn line
+
+
+def run_comparison(task: ComparisonTask, args: argparse.Namespace, X_train, y_train, X_test,
+                   y_test, opacus, dpl: Diffprivlib | None) -> int:
+    """Fit every competitor for every epsilon and seed; print the tables and the targets.
+
+    Called after the script has printed its header and data-specific notes. It also measures
+    the per-epoch cost of skdp's engine, DP vs non-private, calibration excluded (unless
+    ``--skip-epoch-cost``).
+    """
+    from skdp.accounting import calibrate
+
+    seeds, opacus_seeds = seed_lists(args)
+    n = X_train.shape[0]
+    skdp_class = task.skdp_class
+    unit = f", {task.diff_unit}" if task.diff_unit else ""
+    for note in (dpl.notes if dpl else []):
+        print(f"\nNOTE: {note}")
+    print(flush=True)
+
+    caught: dict[str, int] = {}
+
+    # scikit-learn reference --------------------------------------------------------------
+    sk_times = []
+    for _ in seeds:
+        with collect_warnings(caught, "sklearn"):
+            sk, t = timed(lambda: task.make_sklearn().fit(X_train, y_train))
+        sk_times.append(t)
+    sk_score = sk.score(X_test, y_test)
+    sk_time = mean_or_nan(sk_times)
+    print(f"scikit-learn {task.sklearn_name}: test {task.metric} {sk_score:.4f}, "
+          f"fit {sk_time:.{task.sklearn_time_digits}f} s (mean of {len(sk_times)})"
+          f"{task.sklearn_extra(sk)}\n", flush=True)
+
+    results = {}
+    config_rows = []
+    for eps in args.epsilons:
+        r = {key: [] for key in ("skdp_score", "skdp_last_score", "skdp_time", "skdp_warm_time",
+                                 "skdp_eps", "opacus_score", "opacus_time", "opacus_mp_time",
+                                 "opacus_eps", "dpl_score", "dpl_time", "paired_diff")}
+        skdp_by_seed = {}
+        for seed in seeds:
+            calibrate.cache_clear()
+            est = skdp_class(privacy=(eps, DELTA), random_state=seed)
+            with collect_warnings(caught, "skdp"):
+                _, t = timed(lambda est=est: est.fit(X_train, y_train))
+            r["skdp_time"].append(t)
+            score = est.score(X_test, y_test)
+            r["skdp_score"].append(score)
+            skdp_by_seed[seed] = score
+            r["skdp_eps"].append(est.privacy_spent_[0])
+            warm = skdp_class(privacy=(eps, DELTA), random_state=seed)
+            with collect_warnings(caught, "skdp"):
+                _, t = timed(lambda warm=warm: warm.fit(X_train, y_train))
+            r["skdp_warm_time"].append(t)
+            last = skdp_class(privacy=(eps, DELTA), random_state=seed, average=False)
+            with collect_warnings(caught, "skdp"):
+                last.fit(X_train, y_train)
+            r["skdp_last_score"].append(last.score(X_test, y_test))
+        steps_per_epoch = est.n_steps_ // est.n_iter_
+        r["skdp_sigma"] = est.noise_multiplier_
+
+        if opacus is not None:
+            for seed in opacus_seeds:
+                with collect_warnings(caught, "opacus"):
+                    res = fit_opacus(
+                        X_train, y_train, loss=task.opacus_loss, epochs=est.n_iter_,
+                        loader_batch_size=opacus_loader_batch_size(n, steps_per_epoch),
+                        max_grad_norm=est.max_grad_norm, lr=est.eta0,
+                        l2=task.opacus_l2(est, n), epsilon=eps, delta=DELTA, seed=seed,
+                    )
+                score = task.opacus_score(res.predict_logits(X_test), y_test)
+                r["opacus_score"].append(score)
+                r["paired_diff"].append(skdp_by_seed[seed] - score)
+                r["opacus_time"].append(res.fit_time)
+                r["opacus_mp_time"].append(res.make_private_time)
+                r["opacus_eps"].append(res.epsilon)
+            r["opacus_sigma"] = res.noise_multiplier
+            config_rows.append([
+                fmt(eps, 2), str(est.n_iter_), str(est.batch_size_),
+                f"{est.batch_size_ / n:.5f}", str(est.n_steps_), fmt(est.max_grad_norm, 2),
+                fmt(est.eta0, 2), f"{res.sample_rate:.5f}",
+                f"{res.sample_rate * n:.1f}", str(res.n_steps),
+            ])
+
+        if dpl is not None:
+            for seed in seeds:
+                model = task.make_diffprivlib(dpl, eps, seed)
+                with collect_warnings(caught, "diffprivlib"):
+                    _, t = timed(lambda model=model: model.fit(X_train, y_train))
+                r["dpl_time"].append(t)
+                r["dpl_score"].append(model.score(X_test, y_test))
+        r["load"] = load_average()
+        results[eps] = r
+        print(f"eps={eps:g}: skdp {mean_std(r['skdp_score'])} "
+              f"({mean_or_nan(r['skdp_time']):.2f} s), Opacus {mean_std(r['opacus_score'])} "
+              f"({mean_or_nan(r['opacus_time']):.2f} s), diffprivlib "
+              f"{mean_std(r['dpl_score'])}; load average {r['load']}", flush=True)
+
+    # Tables ------------------------------------------------------------------------------
+    print("\n## Configuration shared by skdp and Opacus (read from the fitted skdp estimator)\n")
+    print(markdown_table(
+        ["eps", "epochs", "skdp B", "skdp q", "skdp steps", "clip", "lr", "Opacus q",
+         "Opacus E[batch]", "Opacus steps"], config_rows) if config_rows else "(Opacus skipped)")
+
+    print(f"\n## Test {task.metric} (mean ± std over seeds)\n")
+    rows = []
+    for eps, r in results.items():
+        gap = (sk_score - mean_or_nan(r["skdp_score"])) * task.diff_scale
+        rows.append([
+            fmt(eps, 2), mean_std(r["skdp_score"]), mean_std(r["skdp_last_score"]),
+            mean_std(r["opacus_score"]), mean_std(r["dpl_score"], **task.dpl_stats),
+            f"{sk_score:.4f}",
+            mean_std(r["paired_diff"], scale=task.diff_scale, digits=task.diff_digits),
+            f"{gap:.{task.diff_digits}f}",
+        ])
+    print(markdown_table(
+        ["eps", f"skdp (n={len(seeds)})", "skdp last iterate (average=False)",
+         f"Opacus (n={len(opacus_seeds)})", f"diffprivlib (n={len(seeds)}, delta=0)",
+         "sklearn (non-private)", f"skdp - Opacus{unit} (paired seeds)",
+         f"sklearn - skdp{unit}"], rows))
+
+    print("\n## Fit wall time, seconds: mean over seeds (min over seeds)\n")
+    print("Ratios use the means (as asked) and, in brackets, the mins, which are the least "
+          "affected by other processes on the machine (see the load column).\n")
+    rows = []
+    for eps, r in results.items():
+        skdp_t, op_t = mean_or_nan(r["skdp_time"]), mean_or_nan(r["opacus_time"])
+        skdp_m, op_m = min_or_nan(r["skdp_time"]), min_or_nan(r["opacus_time"])
+        rows.append([
+            fmt(eps, 2), mean_min(r["skdp_time"]), mean_min(r["skdp_warm_time"]),
+            mean_min(r["opacus_time"], 2), fmt(mean_or_nan(r["opacus_mp_time"]), 2),
+            mean_min(r["dpl_time"]), mean_min(sk_times, task.sklearn_time_digits),
+            f"{ratio(op_t, skdp_t)} ({ratio(op_m, skdp_m)})",
+            f"{ratio(skdp_t, sk_time, 2)} ({ratio(skdp_m, min(sk_times), 2)})", r["load"],
+        ])
+    print(markdown_table(
+        ["eps", "skdp (incl. calibration)", "skdp warm (calibration cached)",
+         "Opacus (incl. make_private)", "of which make_private (mean)", "diffprivlib",
+         "sklearn", "Opacus / skdp", "skdp / sklearn", "load avg after eps"], rows))
+
+    print("\n## Privacy: epsilon proven by each library's own accountant (delta = 1e-5)\n")
+    rows = []
+    for eps, r in results.items():
+        rows.append([
+            fmt(eps, 2), mean_std(r["skdp_eps"], digits=4), fmt(r["skdp_sigma"], 4),
+            mean_std(r["opacus_eps"], digits=4), fmt(r.get("opacus_sigma", float("nan")), 4),
+            f"{eps:g} (delta=0)" if dpl is not None else "n/a",
+        ])
+    print(markdown_table(
+        ["target eps", "skdp privacy_spent_[0] (PLD)", "skdp noise_multiplier_",
+         "Opacus get_epsilon (PRV)", "Opacus noise_multiplier", "diffprivlib"], rows))
+
+    # Per-epoch cost of skdp's engine --------------------------------------------------------
+    epoch_ratio = epoch_ratio_long = float("nan")
+    if not args.skip_epoch_cost:
+        batch = est.batch_size_
+
+        def make(privacy, max_iter):
+            return skdp_class(privacy=privacy, max_iter=max_iter, batch_size=batch,
+                              random_state=0)
+
+        with collect_warnings(caught, "skdp"):
+            epoch_ratio, epoch_ratio_long = report_epoch_cost(make, X_train, y_train, batch,
+                                                              steps_per_epoch)
+
+    # Targets ---------------------------------------------------------------------------------
+    print("\n## Targets (reported, not tuned for; MET/MISSED judged on means)\n")
+    checks = []
+    diff_unit = f" {task.diff_unit}" if task.diff_unit else ""
+    for eps, r in results.items():
+        if r["opacus_score"]:
+            diff = mean_or_nan(r["paired_diff"]) * task.diff_scale
+            checks.append((f"eps={eps:g}: skdp {task.metric} >= Opacus (paired mean diff "
+                           f"{diff:+.{task.diff_digits}f}{diff_unit})", diff >= 0))
+            speedup = mean_or_nan(r["opacus_time"]) / mean_or_nan(r["skdp_time"])
+            speedup_min = min_or_nan(r["opacus_time"]) / min_or_nan(r["skdp_time"])
+            checks.append((f"eps={eps:g}: skdp fit >= 10x faster than Opacus ({speedup:.1f}x on "
+                           f"means, {speedup_min:.1f}x on mins)", speedup >= 10))
+        rel = mean_or_nan(r["skdp_time"]) / sk_time
+        rel_min = min_or_nan(r["skdp_time"]) / min(sk_times)
+        checks.append((f"eps={eps:g}: skdp fit not slower than sklearn ({rel:.2f}x sklearn on "
+                       f"means, {rel_min:.2f}x on mins)", rel <= 1.0))
+    if 1.0 in results:
+        checks.append(task.eps1_check(sk_score - mean_or_nan(results[1.0]["skdp_score"])))
+    if not math.isnan(epoch_ratio):
+        checks.append((f"DP epoch <= 1.5x non-private epoch ({epoch_ratio:.2f}x with 20 vs 40 "
+                       f"epochs; {epoch_ratio_long:.2f}x with 20 vs 120)", epoch_ratio <= 1.5))
+    for text, ok in checks:
+        print(f"- [{'MET' if ok else 'MISSED'}] {text}")
+    print_warnings(caught)
+    print(f"\nLoad average at the end (1/5/15 min): {load_average()}")
+    return 0

@@ -336,3 +336,13 @@ def test_privacy_report_is_fixed_at_fit_time(binary):
     assert "clipped to L2 norm 0.5" in report
     est.set_params(max_grad_norm=3.0, optimizer="adaclip")
     assert est.privacy_report() == report
+
+
+def test_device_accepts_torch_device_objects(binary):
+    import torch
+
+    X, y = binary
+    a = DPLogisticRegression(device=torch.device("cpu"), random_state=0, max_iter=2).fit(X, y)
+    b = DPLogisticRegression(device="cpu", random_state=0, max_iter=2).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert a.device_ == "cpu"

@@ -222,7 +222,7 @@ def test_sensitivity_property(case, seed, feature_scale, max_norm):
 )
 def test_extreme_rows_keep_the_clipped_sum_finite(x0, y0):
     model = LinearModel(2, 1, GLMLoss.SQUARED, True)
-    params = model.init_params(CPU) + 0.5  # non-zero weights: the decision overflows too
+    params = model.init_params(CPU, None) + 0.5  # non-zero weights: the decision overflows too
     X64 = np.array([[x0, 0.0], [0.5, 0.5], [-0.3, 0.2]])
     y64 = np.array([[y0], [1.0], [-1.0]])
     # What the estimators do: validated float64 data cast to float32 on the device.
@@ -237,7 +237,7 @@ def test_extreme_rows_keep_the_clipped_sum_finite(x0, y0):
 @pytest.mark.parametrize("n_outputs", [3])
 def test_extreme_rows_multi_output(n_outputs):
     model = LinearModel(2, n_outputs, GLMLoss.SQUARED, True)
-    params = model.init_params(CPU) + 0.5
+    params = model.init_params(CPU, None) + 0.5
     X = torch.tensor([[1e20, -1e20], [0.5, 0.5], [-0.3, 0.2]], dtype=torch.float32)
     y = torch.tensor([[float("inf"), 0.0, -1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
     total = clipped_sum(model, params, X, y, 1.0)

@@ -105,13 +105,13 @@ class ZeroGradientModel:
         self.batch_sizes: list[int] = []
         self.max_norms: list[float | None] = []
 
-    def init_params(self, device):
+    def init_params(self, device, rng):
         return torch.zeros(self.n_params, dtype=torch.float32, device=device)
 
     def penalty_mask(self, device):
         return torch.ones(self.n_params, dtype=torch.float32, device=device)
 
-    def clipped_grad_sum(self, params, Xb, yb, scales_b, max_norm, out):
+    def clipped_grad_sum(self, params, Xb, yb, aux_b, max_norm, out):
         self.batch_sizes.append(Xb.shape[0])
         self.max_norms.append(max_norm)
         return out.zero_()
@@ -120,8 +120,8 @@ class ZeroGradientModel:
 class CountingModel(ZeroGradientModel):
     """Each example contributes a gradient of ones: the sum is the realised batch size."""
 
-    def clipped_grad_sum(self, params, Xb, yb, scales_b, max_norm, out):
-        super().clipped_grad_sum(params, Xb, yb, scales_b, max_norm, out)
+    def clipped_grad_sum(self, params, Xb, yb, aux_b, max_norm, out):
+        super().clipped_grad_sum(params, Xb, yb, aux_b, max_norm, out)
         return out.fill_(float(Xb.shape[0]))
 
 

@@ -8,21 +8,20 @@ For a linear predictor ``z_i = x_i W + b`` and a loss whose derivative in ``z`` 
 
 from __future__ import annotations
 
-import enum
-
+import numpy as np
 import torch
 
-__all__ = ["GLMLoss", "LinearModel"]
+from ._losses import OutputLoss, output_residuals
+
+__all__ = ["GLMLoss", "LinearModel", "CLIP_SAFETY"]
 
 # Clip to a hair below the bound so that float32 rounding of the norm can never push a clipped
 # contribution above the sensitivity the accountant assumes.
 CLIP_SAFETY = 1.0 - 1e-5
 
 
-class GLMLoss(str, enum.Enum):
-    LOGISTIC = "logistic"  # binary log-loss on one logit; y in {0, 1}
-    SOFTMAX = "softmax"  # multinomial log-loss on K logits; y an integer class index
-    SQUARED = "squared"  # half squared error; y real, one column per output
+# The GLM losses are the shared output losses (kept under this name for readability).
+GLMLoss = OutputLoss
 
 
 class LinearModel:
@@ -47,7 +46,8 @@ class LinearModel:
         self.n_params = self.n_weights + (n_outputs if fit_intercept else 0)
 
     # --- parameters -------------------------------------------------------------------------
-    def init_params(self, device: torch.device) -> torch.Tensor:
+    def init_params(self, device: torch.device, rng: np.random.Generator) -> torch.Tensor:
+        # Zero is the natural start of a convex problem; ``rng`` is unused.
         return torch.zeros(self.n_params, dtype=torch.float32, device=device)
 
     def coef(self, params: torch.Tensor) -> torch.Tensor:
@@ -80,15 +80,13 @@ class LinearModel:
         b = self.intercept(params)
         return z + b if b is not None else z
 
+    def example_aux(self, X: torch.Tensor) -> torch.Tensor:
+        """The per-example auxiliary of :class:`DPModel`: the fixed row scales."""
+        return self.example_scales(X)
+
     def residuals(self, z: torch.Tensor, yb: torch.Tensor) -> torch.Tensor:
         """d loss / d z for every example, shape (batch, n_outputs)."""
-        if self.loss is GLMLoss.LOGISTIC:
-            return torch.sigmoid(z).sub_(yb.unsqueeze(1))
-        if self.loss is GLMLoss.SOFTMAX:
-            r = torch.softmax(z, dim=1)
-            r[torch.arange(r.shape[0], device=r.device), yb] -= 1.0
-            return r
-        return z.sub_(yb)
+        return output_residuals(self.loss, z, yb)
 
     def per_example_norms(self, r: torch.Tensor, scales_b: torch.Tensor) -> torch.Tensor:
         """Per-example gradient norms ``||r_i|| * scale_i`` in closed form."""

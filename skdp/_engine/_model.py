@@ -1,9 +1,10 @@
-"""What an optimizer needs from a model: the contract that GLMs (and later MLPs) implement."""
+"""What an optimizer needs from a model: the contract that GLMs and MLPs implement."""
 
 from __future__ import annotations
 
 from typing import Protocol
 
+import numpy as np
 import torch
 
 __all__ = ["DPModel"]
@@ -18,12 +19,19 @@ class DPModel(Protocol):
 
     n_params: int
 
-    def init_params(self, device: torch.device) -> torch.Tensor:
-        """Initial parameters (data-independent)."""
+    def init_params(self, device: torch.device, rng: np.random.Generator) -> torch.Tensor:
+        """Initial parameters, drawn from ``rng`` only (never from the data)."""
         ...
 
     def penalty_mask(self, device: torch.device) -> torch.Tensor:
         """1 for coordinates the L2 penalty applies to, 0 elsewhere (e.g. intercepts)."""
+        ...
+
+    def example_aux(self, X: torch.Tensor) -> torch.Tensor | None:
+        """A per-example quantity fixed for the whole fit (e.g. row norms), or ``None``.
+
+        Computed once before training; each step receives the rows of its batch as ``aux_b``.
+        """
         ...
 
     def clipped_grad_sum(
@@ -31,11 +39,11 @@ class DPModel(Protocol):
         params: torch.Tensor,
         Xb: torch.Tensor,
         yb: torch.Tensor,
-        scales_b: torch.Tensor,
+        aux_b: torch.Tensor | None,
         max_norm: float | None,
         out: torch.Tensor,
     ) -> torch.Tensor:
         """Sum over the batch of per-example gradients, each clipped to L2 norm ``max_norm``
         (``None``: unclipped), written into ``out``. Changing one example may move the result
-        by at most ``max_norm``."""
+        by at most ``max_norm``, whatever values the example holds."""
         ...

@@ -50,22 +50,25 @@ def steps_per_epoch(n_samples: int, batch_size: int) -> int:
 
 @dataclass
 class TrainingData:
-    """The private training data, on the compute device, with its fixed per-example scales."""
+    """The private training data on the compute device, with the model's per-example auxiliary
+    (see :meth:`DPModel.example_aux`; ``None`` when the model needs none)."""
 
     X: torch.Tensor
     y: torch.Tensor
-    scales: torch.Tensor
+    aux: torch.Tensor | None = None
 
     @property
     def n_samples(self) -> int:
         return self.X.shape[0]
 
-    def batch(self, idx: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    def batch(
+        self, idx: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         # index_select is several times faster than fancy indexing for row gathers on CPU.
         return (
             self.X.index_select(0, idx),
             self.y.index_select(0, idx),
-            self.scales.index_select(0, idx),
+            None if self.aux is None else self.aux.index_select(0, idx),
         )
 
 
@@ -107,7 +110,7 @@ class NoisySGD:
         clip = s.max_grad_norm if private else None
         noise_std = calibration.noise_multiplier * s.max_grad_norm
 
-        params = model.init_params(device)
+        params = model.init_params(device, randomness.init)
         grad = torch.empty_like(params)
         noise = torch.empty_like(params)
         penalty = model.penalty_mask(device) * s.l2 if s.l2 > 0 else None
@@ -119,8 +122,8 @@ class NoisySGD:
 
         for step in range(s.n_steps):
             idx = torch.from_numpy(sampler.sample()).to(device, non_blocking=True)
-            Xb, yb, scales_b = data.batch(idx)
-            model.clipped_grad_sum(params, Xb, yb, scales_b, clip, out=grad)
+            Xb, yb, aux_b = data.batch(idx)
+            model.clipped_grad_sum(params, Xb, yb, aux_b, clip, out=grad)
             if private:
                 grad.add_(noise.normal_(0.0, noise_std, generator=randomness.noise))
             grad.div_(denominator)

@@ -1,0 +1,157 @@
+"""The fit flow every DP estimator shares: plan, calibrate, run, record (DESIGN.md §2).
+
+A model family (linear models, MLPs) supplies its model, its public training settings and how
+to turn the released parameters into fitted attributes; this module does the rest, the same
+way for all of them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ._engine._device import FitRandomness, resolve_device
+from ._engine._model import DPModel
+from ._engine._noisy_sgd import SGDSettings, TrainingData
+from ._engine._optimizers import make_optimizer
+from ._validation import check_privacy, warn_if_delta_large
+from .accounting import Calibration, calibrate, privacy_statement
+
+__all__ = ["BaseDPEstimator", "resolve_batch_size", "resolve_average"]
+
+# Defaults measured on Adult and diamonds with the public preprocessing (benchmarks/tune_defaults.py
+# and docs/benchmarks.md): large batches favour DP (noise per example falls as 1/batch), and
+# averaging the last iterates removes much of the remaining noise at no privacy cost.
+# Averaging the last tenth of the iterates was the best tail length, or within 0.0002 of it, at
+# every epsilon on both data sets (benchmarks/tune_averaging.py); longer tails lag behind the
+# iterate at small noise, shorter ones cancel less noise at large noise.
+DEFAULT_AVERAGE_FRACTION = 0.1
+AUTO_BATCH_FRACTION = 1 / 32  # expected batch ~ 3% of the rows ...
+AUTO_BATCH_MIN, AUTO_BATCH_MAX = 64, 4096  # ... within these limits (and never above n)
+
+
+def resolve_batch_size(batch_size, n_samples: int) -> int:
+    """``'auto'`` -> a public function of n only; an int is capped at n (full batch)."""
+    if batch_size == "auto":
+        batch_size = int(
+            np.clip(round(n_samples * AUTO_BATCH_FRACTION), AUTO_BATCH_MIN, AUTO_BATCH_MAX)
+        )
+    return int(min(batch_size, n_samples))
+
+
+def resolve_average(average) -> float:
+    """``True`` -> the default tail fraction, ``False`` -> 0 (last iterate), a float as given."""
+    if isinstance(average, bool | np.bool_):
+        return DEFAULT_AVERAGE_FRACTION if average else 0.0
+    return float(average)
+
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _check_float32_range(array: np.ndarray, name: str) -> None:
+    """Compute is float32: refuse values it cannot represent rather than train on infinities."""
+    if array.dtype.kind == "f" and array.size and float(np.abs(array).max()) > _FLOAT32_MAX:
+        raise ValueError(
+            f"{name} contains values of magnitude above {_FLOAT32_MAX:.3g}, which skdp's float32 "
+            f"computation cannot represent; rescale {name} (features and targets should be on "
+            "a public, roughly unit scale)"
+        )
+
+
+def _to_tensor(array: np.ndarray, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
+    """Host array -> compute tensor; float32 compute, as DP noise dwarfs float32 rounding."""
+    array = np.asarray(array)
+    if not array.flags.writeable:  # torch refuses to share read-only memory (e.g. memmaps)
+        array = array.copy()
+    return torch.as_tensor(array, dtype=dtype, device=device)
+
+
+class BaseDPEstimator(BaseEstimator):
+    """Base class of every skdp estimator: the shared private fit and the privacy report."""
+
+    def _public_facts(self) -> list[str]:
+        """Facts about the data that the fit treats as public (shown in the privacy report)."""
+        return []
+
+    def _private_fit(
+        self,
+        X: np.ndarray,
+        targets: np.ndarray,
+        model: DPModel,
+        target_dtype: torch.dtype,
+        settings: SGDSettings,
+        mechanism: str,
+    ) -> torch.Tensor:
+        """Plan, calibrate, run and record; returns the released flat parameters.
+
+        ``X`` and ``targets`` are validated arrays; ``settings`` must hold public quantities
+        only. Records ``privacy_spent_``, ``dp_event_``, ``noise_multiplier_``,
+        ``batch_size_``, ``n_iter_``, ``n_steps_`` and ``device_``.
+        """
+        epsilon, delta = check_privacy(self.privacy)
+        device = resolve_device(self.device)
+        _check_float32_range(X, "X")
+        _check_float32_range(targets, "y")
+        if not np.isinf(epsilon):
+            warn_if_delta_large(delta, settings.n_samples)
+
+        # 1. Plan: from public quantities only (n, d, hyperparameters).
+        optimizer = make_optimizer(self.optimizer, settings)
+        plan = optimizer.plan()
+
+        # 2. Calibrate the noise to the target (no data is read).
+        if np.isinf(epsilon):
+            calibration = Calibration.non_private(plan)
+        else:
+            calibration = calibrate(plan, epsilon, delta, self.accountant)
+
+        # 3. Run.
+        X_t = _to_tensor(X, torch.float32, device)
+        data = TrainingData(X_t, _to_tensor(targets, target_dtype, device), model.example_aux(X_t))
+        randomness = FitRandomness(self.random_state, device)
+        params = optimizer.run(model, data, calibration, randomness, verbose=self.verbose)
+        if not bool(torch.isfinite(params).all()):
+            # In practice only without privacy (private updates are bounded by clipping); checking
+            # the released parameters is post-processing either way.
+            raise FloatingPointError(
+                "training diverged: the parameters are not finite. Put the features (and "
+                "targets) on a unit scale or lower the step size."
+            )
+
+        # 4. Record. The statement is fixed at fit time, so a later set_params cannot make it
+        # wrong.
+        self._privacy_report = privacy_statement(
+            calibration,
+            estimator=type(self).__name__,
+            mechanism=mechanism,
+            clip_bound=settings.max_grad_norm,
+            n_samples=settings.n_samples,
+            public_facts=self._public_facts(),
+        )
+        self.privacy_spent_ = (calibration.epsilon, calibration.delta)
+        self.dp_event_ = calibration.dp_event
+        self.noise_multiplier_ = calibration.noise_multiplier
+        self.batch_size_ = settings.batch_size
+        self.n_iter_ = settings.epochs
+        self.n_steps_ = settings.n_steps
+        self.device_ = str(device)
+        return params.detach()
+
+    def privacy_report(self) -> str:
+        """A short statement of the privacy guarantee of this fit.
+
+        Returns
+        -------
+        report : str
+            Mechanism, noise, steps, sampling, neighbouring relation, accountant and the proven
+            (epsilon, delta).
+        """
+        check_is_fitted(self, "privacy_spent_")
+        return self._privacy_report
+
+    def _validate_X_predict(self, X) -> np.ndarray:
+        check_is_fitted(self)
+        return validate_data(self, X, reset=False, dtype=[np.float64, np.float32])

@@ -1,4 +1,4 @@
-"""scikit-learn conformance and input handling of the DP linear models."""
+"""scikit-learn conformance and input handling of every DP estimator."""
 
 from __future__ import annotations
 
@@ -18,12 +18,13 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp import PrivacyWarning
 from skdp.linear_model import DPLogisticRegression, DPRidge
+from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
 
-ESTIMATORS = [DPLogisticRegression, DPRidge]
+ESTIMATORS = [DPLogisticRegression, DPRidge, DPMLPClassifier, DPMLPRegressor]
 INF = (float("inf"), 0)
 
 
-@parametrize_with_checks([DPLogisticRegression(), DPRidge()])
+@parametrize_with_checks([Estimator() for Estimator in ESTIMATORS])
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         # The generic checks use tiny data sets; the delta-vs-n warning is expected there.

@@ -8,9 +8,9 @@ import numpy as np
 from scipy.special import expit, log_expit, log_softmax, softmax
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import validate_data
 
+from .._classes import class_facts, encode_classes
 from .._engine._glm import GLMLoss
 from ._base import BaseDPLinearModel
 
@@ -167,8 +167,7 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinearModel):
         return 0.0 if np.isinf(self.C) else 1.0 / (self.C * n_samples)
 
     def _public_facts(self) -> list[str]:
-        source = "given by the user" if self.classes is not None else "read from y"
-        return [f"the class labels {self.classes_.tolist()} ({source})"]
+        return class_facts(self.classes_, given=self.classes is not None)
 
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
@@ -187,24 +186,8 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinearModel):
             The fitted estimator.
         """
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], y_numeric=False)
-        check_classification_targets(y)
-        if self.classes is not None:
-            classes = np.unique(np.asarray(self.classes))
-            unknown = np.setdiff1d(np.unique(y), classes)
-            if unknown.size:
-                raise ValueError(
-                    f"y contains labels {unknown.tolist()} that are not in the public "
-                    f"classes={classes.tolist()}"
-                )
-        else:
-            classes = np.unique(y)
-        if classes.size < 2:
-            raise ValueError(
-                "DPLogisticRegression needs samples of at least 2 classes in the data, but the "
-                f"data contains only one class: {classes[0]!r}"
-            )
+        classes, targets = encode_classes(y, self.classes, type(self).__name__)
         self.classes_ = classes
-        targets = np.searchsorted(classes, y)
         if classes.size == 2:
             loss, n_outputs = GLMLoss.LOGISTIC, 1
         else:

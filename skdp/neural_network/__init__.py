@@ -1,0 +1,6 @@
+"""Multilayer perceptrons trained with differential privacy."""
+
+from ._classifier import DPMLPClassifier
+from ._regressor import DPMLPRegressor
+
+__all__ = ["DPMLPClassifier", "DPMLPRegressor"]

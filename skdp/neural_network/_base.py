@@ -1,0 +1,114 @@
+"""Shared fit and forward pass of the DP multilayer perceptrons."""
+
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import expit
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._base import BaseDPEstimator, resolve_average, resolve_batch_size
+from .._engine._losses import OutputLoss
+from .._engine._mlp import Activation, MLPModel
+from .._engine._noisy_sgd import SGDSettings
+from .._engine._optimizers import OPTIMIZER_NAMES
+from ..accounting import ACCOUNTANTS
+
+__all__ = ["BaseDPMLP"]
+
+# The output activation that goes with each loss, named as scikit-learn's ``out_activation_``.
+_OUT_ACTIVATION = {
+    OutputLoss.LOGISTIC: "logistic",
+    OutputLoss.SOFTMAX: "softmax",
+    OutputLoss.SQUARED: "identity",
+}
+
+
+def _hidden_activation(z: np.ndarray, activation: Activation) -> np.ndarray:
+    if activation is Activation.RELU:
+        return np.maximum(z, 0.0, out=z)
+    if activation is Activation.TANH:
+        return np.tanh(z, out=z)
+    if activation is Activation.LOGISTIC:
+        return expit(z, out=z)
+    return z
+
+
+class BaseDPMLP(BaseDPEstimator):
+    """Base class of the DP MLPs: a dense network trained by DP-SGD with ghost clipping."""
+
+    _parameter_constraints: dict = {
+        # privacy and device get tailored messages from check_privacy and resolve_device.
+        "privacy": "no_validation",
+        "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
+        "activation": [StrOptions({a.value for a in Activation})],
+        "optimizer": [StrOptions(set(OPTIMIZER_NAMES))],
+        "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
+        "learning_rate": [StrOptions({"constant"})],
+        "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "average": ["boolean", Interval(Real, 0, 1, closed="right")],
+        "accountant": [StrOptions(set(ACCOUNTANTS))],
+        "device": "no_validation",
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
+
+    def _layer_sizes(self, n_features: int, n_outputs: int) -> tuple[int, ...]:
+        hidden = self.hidden_layer_sizes
+        hidden = [hidden] if isinstance(hidden, Integral) else list(hidden)
+        if any(not isinstance(h, Integral) or isinstance(h, bool) or h < 1 for h in hidden):
+            raise ValueError(
+                "hidden_layer_sizes must be a positive integer or a sequence of positive "
+                f"integers, got {self.hidden_layer_sizes!r}"
+            )
+        return (n_features, *(int(h) for h in hidden), n_outputs)
+
+    def _fit_mlp(self, X: np.ndarray, targets: np.ndarray, loss: OutputLoss, n_outputs: int):
+        """Train by the shared private fit and set ``coefs_``, ``intercepts_`` and friends."""
+        n_samples, n_features = X.shape
+        batch_size = resolve_batch_size(self.batch_size, n_samples)
+        settings = SGDSettings(
+            n_samples=n_samples,
+            batch_size=batch_size,
+            epochs=self.max_iter,
+            learning_rate=float(self.learning_rate_init),
+            max_grad_norm=float(self.max_grad_norm),
+            # scikit-learn's stochastic solvers add alpha * W / batch_size to each step's
+            # mean gradient; the same here, with the expected batch size.
+            l2=float(self.alpha) / batch_size,
+            average=resolve_average(self.average),
+        )
+        activation = Activation(self.activation)
+        model = MLPModel(self._layer_sizes(n_features, n_outputs), activation, loss)
+        params = self._private_fit(
+            X,
+            targets,
+            model,
+            loss.target_dtype,
+            settings,
+            mechanism=f"optimizer={self.optimizer!r} (DP-SGD, per-layer ghost clipping)",
+        )
+        # Everything fitted lives on the host as numpy: a fitted model pickles and predicts
+        # without torch.
+        self.coefs_ = [W.cpu().numpy().astype(np.float64) for W, _ in model.layers(params)]
+        self.intercepts_ = [b.cpu().numpy().astype(np.float64) for _, b in model.layers(params)]
+        self.n_layers_ = model.n_layers + 1  # scikit-learn counts the input layer
+        self.n_outputs_ = n_outputs
+        self.out_activation_ = _OUT_ACTIVATION[loss]
+        # The hidden activation the coefficients were trained with, fixed at fit time.
+        self._fitted_activation = activation
+        return self
+
+    def _forward(self, X) -> np.ndarray:
+        """The output layer's pre-activation (logits or regression outputs), in numpy."""
+        h = self._validate_X_predict(X)
+        last = len(self.coefs_) - 1
+        for index, (W, b) in enumerate(zip(self.coefs_, self.intercepts_, strict=True)):
+            h = h @ W + b
+            if index < last:
+                h = _hidden_activation(h, self._fitted_activation)
+        return h

@@ -1,0 +1,264 @@
+"""DPMLPClassifier: a multilayer perceptron classifier trained with differential privacy."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import expit, log_softmax, softmax
+from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.utils.validation import validate_data
+
+from .._classes import class_facts, encode_classes
+from .._engine._losses import OutputLoss
+from ._base import BaseDPMLP
+
+__all__ = ["DPMLPClassifier"]
+
+
+class DPMLPClassifier(ClassifierMixin, BaseDPMLP):
+    """Multilayer perceptron classifier trained with differential privacy.
+
+    The network is scikit-learn's ``MLPClassifier`` (dense layers, the same initialisation,
+    log-loss with one logistic output for two classes and a softmax otherwise), trained by
+    DP-SGD: each example's gradient is clipped to ``max_grad_norm``, Gaussian noise calibrated
+    to ``privacy`` is added to the sum over a Poisson-sampled batch, and the noisy mean takes a
+    step. Per-example gradient norms come from one forward and one backward pass without
+    materialising per-example gradients ("ghost clipping"), so a private epoch costs little
+    more than a non-private one.
+
+    Features should be on a public, roughly unit scale (see
+    :func:`skdp.datasets.adult_preprocessor`): scaling statistics learned from the private data
+    would leak outside the accounting.
+
+    Parameters
+    ----------
+    privacy : tuple of (float, float), default=(1.0, 1e-5)
+        The target ``(epsilon, delta)``. The noise is calibrated so that the whole training run
+        is (epsilon, delta)-DP under add/remove-one-row neighbouring. ``(float('inf'), 0)``
+        trains without clipping or noise (a non-private reference).
+    hidden_layer_sizes : int or tuple of int, default=(100,)
+        Width of each hidden layer, as in scikit-learn.
+    activation : {'relu', 'tanh', 'logistic', 'identity'}, default='relu'
+        Hidden activation.
+    optimizer : {'noisy_sgd', 'adp_sgd', 'adaclip', 'diff2'}, default='noisy_sgd'
+        The DP optimizer (it plays the role of scikit-learn's ``solver``). Only
+        ``'noisy_sgd'`` is available in this version; the others raise
+        ``NotImplementedError``.
+    max_grad_norm : float, default=1.0
+        Per-example gradient clipping bound (the L2 sensitivity of each noisy sum).
+    alpha : float, default=1e-4
+        L2 penalty on the weights. As in scikit-learn's stochastic solvers, each step adds
+        ``alpha * W / batch_size`` to the mean gradient.
+    batch_size : int or 'auto', default='auto'
+        Expected batch size of Poisson sampling. ``'auto'`` uses ``n / 32`` clipped to
+        [64, 4096]: DP favours larger batches than scikit-learn's 200.
+    learning_rate : {'constant'}, default='constant'
+        Step-size schedule.
+    learning_rate_init : float, default=2.0
+        Step size. Much larger than scikit-learn's Adam default because this is plain SGD on
+        the clipped, noisy mean gradient of a large batch (measured best on Adult and
+        Fashion-MNIST: ``benchmarks/tune_mlp_defaults.py``, docs/benchmarks.md).
+    max_iter : int, default=20
+        Number of epochs (each made of ``round(n / batch_size)`` steps). There is no early
+        stopping: deciding when to stop from the private loss would leak outside the accounting.
+    average : bool or float in (0, 1], default=True
+        Return the average of the last iterates instead of the last one: ``True`` averages
+        the last tenth of the steps, a float sets that fraction, ``False`` returns the last
+        iterate. Averaging is post-processing: it costs no privacy and cancels noise.
+    accountant : {'pld', 'rdp'}, default='pld'
+        The accountant used to calibrate the noise and report the guarantee.
+    classes : array-like of shape (n_classes,), default=None
+        The public list of class labels. By default it is read from ``y`` as scikit-learn
+        does, which treats the set of labels present in the data as public.
+    device : {'auto', 'cpu', 'cuda'} or torch.device, default='auto'
+        Where to train. ``'auto'`` uses CUDA when available.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initial weights, batch sampling and noise. ``None`` draws the seed from OS
+        entropy.
+    verbose : int, default=0
+        Print progress once per epoch (computed only from released noisy values).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Class labels.
+    coefs_ : list of ndarray
+        ``coefs_[i]`` is the weight matrix of layer ``i``, of shape (fan_in, fan_out).
+    intercepts_ : list of ndarray
+        ``intercepts_[i]`` is the bias vector of layer ``i + 1``.
+    n_layers_ : int
+        Number of layers, input and output included.
+    n_outputs_ : int
+        Number of outputs (1 for two classes).
+    out_activation_ : str
+        ``'logistic'`` for two classes, ``'softmax'`` otherwise.
+    privacy_spent_ : tuple of (float, float)
+        The ``(epsilon, delta)`` proven for this fit by the accountant; never above ``privacy``.
+    dp_event_ : dp_accounting.DpEvent
+        A description of the whole run, which any ``dp_accounting`` accountant can re-account.
+    noise_multiplier_ : float
+        Standard deviation of the noise on each clipped sum divided by ``max_grad_norm``
+        (0 for a non-private fit).
+    batch_size_ : int
+        The expected batch size used.
+    n_iter_ : int
+        Number of epochs run.
+    n_steps_ : int
+        Number of noisy gradient steps.
+    device_ : str
+        The device the model was trained on.
+    n_features_in_ : int
+        Number of features seen during fit.
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Names of features seen during fit, when ``X`` has string column names.
+
+    See Also
+    --------
+    DPMLPRegressor : The regression counterpart.
+    skdp.linear_model.DPLogisticRegression : A linear DP classifier.
+
+    Notes
+    -----
+    scikit-learn's ``loss_``, ``loss_curve_``, ``best_loss_`` and ``validation_scores_`` are
+    deliberately absent: they are computed from the private data without noise. So are
+    ``partial_fit``, ``warm_start`` and early stopping, each of which would spend privacy
+    outside one accounted run.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import make_classification
+    >>> from skdp.neural_network import DPMLPClassifier
+    >>> X, y = make_classification(n_samples=5000, random_state=0)
+    >>> clf = DPMLPClassifier(privacy=(1.0, 1e-6), hidden_layer_sizes=(32,), random_state=0)
+    >>> clf = clf.fit(X, y)
+    >>> clf.privacy_spent_[0] <= 1.0
+    True
+    >>> bool(clf.score(X, y) > 0.8)
+    True
+    """
+
+    _parameter_constraints: dict = {
+        **BaseDPMLP._parameter_constraints,
+        "classes": ["array-like", None],
+    }
+
+    def __init__(
+        self,
+        privacy=(1.0, 1e-5),
+        *,
+        hidden_layer_sizes=(100,),
+        activation="relu",
+        optimizer="noisy_sgd",
+        max_grad_norm=1.0,
+        alpha=1e-4,
+        batch_size="auto",
+        learning_rate="constant",
+        learning_rate_init=2.0,
+        max_iter=20,
+        average=True,
+        accountant="pld",
+        classes=None,
+        device="auto",
+        random_state=None,
+        verbose=0,
+    ):
+        self.privacy = privacy
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.activation = activation
+        self.optimizer = optimizer
+        self.max_grad_norm = max_grad_norm
+        self.alpha = alpha
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.learning_rate_init = learning_rate_init
+        self.max_iter = max_iter
+        self.average = average
+        self.accountant = accountant
+        self.classes = classes
+        self.device = device
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _public_facts(self) -> list[str]:
+        return class_facts(self.classes_, given=self.classes is not None)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the network with differential privacy.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Training data, on a public, roughly unit scale. Sparse input is not supported.
+        y : array-like of shape (n_samples,)
+            Class labels.
+
+        Returns
+        -------
+        self : DPMLPClassifier
+            The fitted estimator.
+        """
+        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], y_numeric=False)
+        self.classes_, targets = encode_classes(y, self.classes, type(self).__name__)
+        if self.classes_.size == 2:
+            loss, n_outputs = OutputLoss.LOGISTIC, 1
+        else:
+            loss, n_outputs = OutputLoss.SOFTMAX, self.classes_.size
+        return self._fit_mlp(X, targets, loss, n_outputs)
+
+    def _logits(self, X) -> np.ndarray:
+        logits = self._forward(X)
+        return logits.ravel() if logits.shape[1] == 1 else logits
+
+    def predict(self, X):
+        """Predict class labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
+        logits = self._logits(X)
+        indices = (logits > 0).astype(int) if logits.ndim == 1 else logits.argmax(axis=1)
+        return self.classes_[indices]
+
+    def predict_proba(self, X):
+        """Class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probability of each class, in the order of ``classes_``.
+        """
+        logits = self._logits(X)
+        if logits.ndim == 1:
+            positive = expit(logits)
+            return np.column_stack([1.0 - positive, positive])
+        return softmax(logits, axis=1)
+
+    def predict_log_proba(self, X):
+        """Logarithm of the class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probability of each class, in the order of ``classes_``.
+        """
+        logits = self._logits(X)
+        if logits.ndim == 1:
+            logits = np.column_stack([np.zeros_like(logits), logits])
+        return log_softmax(logits, axis=1)

@@ -1,0 +1,205 @@
+"""DPMLPClassifier and DPMLPRegressor: equivalence with plain training, privacy bookkeeping and
+the scikit-learn surface specific to MLPs (the shared checks are in test_estimators.py)."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+from dp_accounting.pld import PLDAccountant
+from sklearn.datasets import make_classification, make_regression
+from sklearn.neural_network import MLPClassifier
+
+from skdp._engine._device import FitRandomness
+from skdp._engine._sampling import PoissonSampler
+from skdp.linear_model import DPLogisticRegression
+from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
+
+INF = (float("inf"), 0)
+CPU = torch.device("cpu")
+
+
+@pytest.fixture(scope="module")
+def multiclass():
+    X, y = make_classification(
+        n_samples=3000, n_features=10, n_informative=6, n_classes=3, random_state=0
+    )
+    return X / 2, y
+
+
+@pytest.fixture(scope="module")
+def regression():
+    X, y = make_regression(n_samples=3000, n_features=5, noise=2.0, random_state=0)
+    return X, np.tanh(y / np.abs(y).max() * 3)  # a bounded, non-linear target
+
+
+def plain_torch_training(X, y, *, hidden, lr, batch_size, epochs, alpha, seed):
+    """The non-private run written with torch.nn and autograd, sharing only the random streams
+    (initial weights and Poisson batches) with skdp."""
+    n, d = X.shape
+    n_classes = int(y.max()) + 1
+    randomness = FitRandomness(seed, CPU)
+    sizes = (d, *hidden, n_classes)
+    # Glorot-uniform in scikit-learn's layout: W then b for each layer, from the same stream.
+    layers = []
+    for fan_in, fan_out in zip(sizes[:-1], sizes[1:], strict=True):
+        bound = np.sqrt(6 / (fan_in + fan_out))
+        W = randomness.init.uniform(-bound, bound, size=fan_in * fan_out).reshape(fan_in, fan_out)
+        b = randomness.init.uniform(-bound, bound, size=fan_out)
+        linear = torch.nn.Linear(fan_in, fan_out)
+        with torch.no_grad():
+            linear.weight.copy_(torch.as_tensor(W.T, dtype=torch.float32))
+            linear.bias.copy_(torch.as_tensor(b, dtype=torch.float32))
+        layers += [linear, torch.nn.ReLU()]
+    net = torch.nn.Sequential(*layers[:-1])
+    sampler = PoissonSampler(n, batch_size / n, randomness.sampling)
+    X_t = torch.as_tensor(X, dtype=torch.float32)
+    y_t = torch.as_tensor(y, dtype=torch.int64)
+    for _ in range(epochs * round(n / batch_size)):
+        idx = torch.from_numpy(sampler.sample())
+        net.zero_grad()
+        loss = torch.nn.functional.cross_entropy(net(X_t[idx]), y_t[idx], reduction="sum")
+        (loss / (batch_size / n * n)).backward()  # skdp divides by the expected batch size
+        with torch.no_grad():
+            for module in net:
+                if isinstance(module, torch.nn.Linear):
+                    module.weight -= lr * (module.weight.grad + alpha / batch_size * module.weight)
+                    module.bias -= lr * module.bias.grad
+    return [m.weight.detach().numpy().T for m in net if isinstance(m, torch.nn.Linear)]
+
+
+def test_non_private_fit_equals_plain_torch_training(multiclass):
+    X, y = multiclass
+    settings = dict(hidden=(16, 8), lr=0.3, batch_size=100, epochs=2, alpha=1e-2, seed=3)
+    reference = plain_torch_training(X, y, **settings)
+    clf = DPMLPClassifier(
+        privacy=INF,
+        hidden_layer_sizes=settings["hidden"],
+        learning_rate_init=settings["lr"],
+        batch_size=settings["batch_size"],
+        max_iter=settings["epochs"],
+        alpha=settings["alpha"],
+        average=False,
+        random_state=settings["seed"],
+    ).fit(X, y)
+    assert len(clf.coefs_) == len(reference) == 3
+    for ours, theirs in zip(clf.coefs_, reference, strict=True):
+        np.testing.assert_allclose(ours, theirs, atol=2e-4)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_non_private_fit_is_as_accurate_as_scikit_learn_sgd(multiclass):
+    X, y = multiclass
+    Xtr, Xte, ytr, yte = X[:2000], X[2000:], y[:2000], y[2000:]
+    common = dict(hidden_layer_sizes=(32,), learning_rate_init=0.1, batch_size=50, max_iter=30)
+    ours = DPMLPClassifier(privacy=INF, average=False, random_state=0, **common).fit(Xtr, ytr)
+    sk = MLPClassifier(
+        solver="sgd", momentum=0.0, alpha=1e-4, tol=0, n_iter_no_change=1000, random_state=0,
+        **common,
+    ).fit(Xtr, ytr)
+    assert ours.score(Xte, yte) >= sk.score(Xte, yte) - 0.02
+
+
+@pytest.mark.parametrize("accountant", ["pld", "rdp"])
+def test_private_fit_accounting(multiclass, accountant):
+    X, y = multiclass
+    clf = DPMLPClassifier(
+        privacy=(1.0, 1e-5), hidden_layer_sizes=(16,), max_iter=3, accountant=accountant,
+        random_state=0,
+    ).fit(X, y)
+    epsilon, delta = clf.privacy_spent_
+    assert 0.99 <= epsilon <= 1.0 and delta == 1e-5
+    accountant_ = PLDAccountant(value_discretization_interval=1e-4).compose(clf.dp_event_)
+    assert accountant_.get_epsilon(1e-5) <= epsilon * 1.001
+    # The plan does not depend on the model: same noise as a linear model with the same plan.
+    linear = DPLogisticRegression(
+        privacy=(1.0, 1e-5), max_iter=3, accountant=accountant, random_state=0
+    ).fit(X, y)
+    assert clf.n_steps_ == linear.n_steps_
+    assert clf.noise_multiplier_ == pytest.approx(linear.noise_multiplier_)
+    assert "ghost clipping" in clf.privacy_report()
+
+
+def test_private_classifier_is_useful(multiclass):
+    X, y = multiclass
+    Xtr, Xte, ytr, yte = X[:2500], X[2500:], y[:2500], y[2500:]
+    clf = DPMLPClassifier(privacy=(2.0, 1e-5), hidden_layer_sizes=(32,), random_state=0)
+    assert clf.fit(Xtr, ytr).score(Xte, yte) > 0.6  # chance is 1/3
+
+
+def test_private_regressor_is_useful(regression):
+    X, y = regression
+    reg = DPMLPRegressor(privacy=(2.0, 1e-5), hidden_layer_sizes=(32,), random_state=0)
+    assert reg.fit(X[:2500], y[:2500]).score(X[2500:], y[2500:]) > 0.6
+
+
+def test_fitted_attributes_follow_scikit_learn(multiclass, regression):
+    X, y = multiclass
+    clf = DPMLPClassifier(hidden_layer_sizes=(8, 4), max_iter=1, random_state=0).fit(X, y)
+    assert [W.shape for W in clf.coefs_] == [(10, 8), (8, 4), (4, 3)]
+    assert [b.shape for b in clf.intercepts_] == [(8,), (4,), (3,)]
+    assert clf.n_layers_ == 4 and clf.n_outputs_ == 3 and clf.out_activation_ == "softmax"
+    assert all(type(a) is np.ndarray for a in clf.coefs_ + clf.intercepts_)
+    proba = clf.predict_proba(X[:5])
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    np.testing.assert_allclose(np.exp(clf.predict_log_proba(X[:5])), proba, rtol=1e-10)
+    restored = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(restored.predict_proba(X), clf.predict_proba(X))
+
+    binary = DPMLPClassifier(hidden_layer_sizes=5, max_iter=1, random_state=0).fit(X, y > 0)
+    assert binary.n_outputs_ == 1 and binary.out_activation_ == "logistic"
+    assert binary.predict_proba(X[:3]).shape == (3, 2)
+    np.testing.assert_allclose(
+        np.exp(binary.predict_log_proba(X[:3])), binary.predict_proba(X[:3]), rtol=1e-10
+    )
+
+    Xr, yr = regression
+    reg = DPMLPRegressor(hidden_layer_sizes=(), max_iter=1, random_state=0).fit(Xr, yr)
+    assert reg.n_layers_ == 2 and reg.predict(Xr[:4]).shape == (4,)  # no hidden layer: linear
+    multi = DPMLPRegressor(max_iter=1, random_state=0).fit(Xr, np.column_stack([yr, -yr]))
+    assert multi.predict(Xr[:4]).shape == (4, 2) and multi.out_activation_ == "identity"
+
+
+def test_activation_is_fixed_at_fit_time(multiclass):
+    X, y = multiclass
+    clf = DPMLPClassifier(activation="tanh", max_iter=1, random_state=0).fit(X, y)
+    before = clf.predict_proba(X[:20])
+    clf.set_params(activation="relu")
+    np.testing.assert_array_equal(clf.predict_proba(X[:20]), before)
+
+
+@pytest.mark.parametrize("activation", ["relu", "tanh", "logistic", "identity"])
+def test_every_activation_trains(multiclass, activation):
+    X, y = multiclass
+    clf = DPMLPClassifier(
+        privacy=INF, activation=activation, learning_rate_init=0.5, max_iter=5, random_state=0
+    )
+    assert clf.fit(X, y).score(X, y) > 0.6
+
+
+@pytest.mark.parametrize(
+    ("hidden", "match"),
+    [((0,), "positive integer"), ((4, -1), "positive integer"), (("a",), "positive integer")],
+)
+def test_bad_hidden_layer_sizes_are_refused(multiclass, hidden, match):
+    X, y = multiclass
+    with pytest.raises(ValueError, match=match):
+        DPMLPClassifier(hidden_layer_sizes=hidden, max_iter=1).fit(X, y)
+
+
+def test_multilabel_targets_are_refused_clearly(multiclass):
+    X, y = multiclass
+    Y = np.column_stack([y == 0, y == 1]).astype(int)
+    with pytest.raises(ValueError, match="1d array"):
+        DPMLPClassifier(max_iter=1).fit(X, Y)
+
+
+def test_random_state_reproduces_and_none_does_not(multiclass):
+    X, y = multiclass
+    first = DPMLPClassifier(max_iter=1, random_state=5).fit(X, y).coefs_[0]
+    again = DPMLPClassifier(max_iter=1, random_state=5).fit(X, y).coefs_[0]
+    np.testing.assert_array_equal(first, again)
+    fresh = DPMLPClassifier(max_iter=1, random_state=None).fit(X, y).coefs_[0]
+    assert not np.array_equal(first, fresh)

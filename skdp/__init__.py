@@ -6,7 +6,15 @@
 
 from ._validation import PrivacyWarning
 from .accounting import UnreachablePrivacyTarget
+from .budget import BudgetExceededError, LedgerError, PrivacyBudget
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["PrivacyWarning", "UnreachablePrivacyTarget", "__version__"]
+__all__ = [
+    "BudgetExceededError",
+    "LedgerError",
+    "PrivacyBudget",
+    "PrivacyWarning",
+    "UnreachablePrivacyTarget",
+    "__version__",
+]

@@ -18,6 +18,7 @@ from ._engine._noisy_sgd import SGDSettings, TrainingData
 from ._engine._optimizers import make_optimizer
 from ._validation import check_privacy, warn_if_delta_large
 from .accounting import Calibration, calibrate, privacy_statement
+from .budget import BudgetExceededError, PrivacyBudget, current_budget
 
 __all__ = ["BaseDPEstimator", "resolve_batch_size", "resolve_average"]
 
@@ -108,6 +109,9 @@ class BaseDPEstimator(BaseEstimator):
         else:
             calibration = calibrate(plan, epsilon, delta, self.accountant)
 
+        # The ledger is asked before the data is touched; once charged, a fit stays charged.
+        self._charge_budget(calibration, plan.neighboring_relation, mechanism)
+
         # 3. Run.
         X_t = _to_tensor(X, torch.float32, device)
         data = TrainingData(X_t, _to_tensor(targets, target_dtype, device), model.example_aux(X_t))
@@ -139,6 +143,42 @@ class BaseDPEstimator(BaseEstimator):
         self.n_steps_ = settings.n_steps
         self.device_ = str(device)
         return params.detach()
+
+    def _resolve_budget(self) -> PrivacyBudget | None:
+        """``budget=``, else the budget of an enclosing ``with budget:`` block, else None."""
+        budget = self.budget if self.budget is not None else current_budget()
+        if budget is not None and not isinstance(budget, PrivacyBudget):
+            raise TypeError(
+                f"budget must be a skdp.PrivacyBudget or None, got {type(budget).__name__}"
+            )
+        return budget
+
+    def _charge_budget(self, calibration: Calibration, relation, mechanism: str) -> None:
+        budget = self._resolve_budget()
+        if budget is None:
+            return
+        if not calibration.is_private:
+            spent = budget.spent()[0]
+            raise BudgetExceededError(
+                f"{type(self).__name__} with privacy=(inf, 0) trains without noise, which no "
+                f"finite budget can pay for; nothing was charged (epsilon left: "
+                f"{max(budget.epsilon - spent, 0.0):.4g} of {budget.epsilon:g} at "
+                f"delta={budget.delta:g}). Pass a finite privacy, or budget=None for data this "
+                "budget does not protect.",
+                epsilon_budget=budget.epsilon,
+                delta=budget.delta,
+                epsilon_spent=spent,
+                epsilon_requested=float("inf"),
+                epsilon_total=float("inf"),
+            )
+        params = {k: v for k, v in self.get_params(deep=False).items() if k != "budget"}
+        budget.charge(
+            calibration.dp_event,
+            estimator=type(self).__name__,
+            params=params,
+            mechanism=mechanism,
+            neighboring_relation=relation.value,
+        )
 
     def privacy_report(self) -> str:
         """A short statement of the privacy guarantee of this fit.

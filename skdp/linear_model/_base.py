@@ -31,6 +31,7 @@ class BaseDPLinearModel(BaseDPEstimator):
         "fit_intercept": ["boolean"],
         "average": ["boolean", Interval(Real, 0, 1, closed="right")],
         "accountant": [StrOptions(set(ACCOUNTANTS))],
+        "budget": "no_validation",  # checked in fit, with a tailored message
         "device": "no_validation",
         "random_state": ["random_state"],
         "verbose": ["verbose"],

@@ -65,6 +65,12 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinearModel):
     classes : array-like of shape (n_classes,), default=None
         The public list of class labels. By default it is read from ``y`` as scikit-learn
         does, which treats the set of labels present in the data as public.
+    budget : skdp.PrivacyBudget, default=None
+        A privacy ledger to charge: the fit's spend is recorded there before the data is
+        touched, and a fit that would exceed the budget raises
+        :class:`skdp.BudgetExceededError` without training or recording anything. ``None``
+        charges the budget of an enclosing ``with budget:`` block, if any. Clones (e.g. in
+        ``GridSearchCV``) and worker processes charge the same ledger.
     device : {'auto', 'cpu', 'cuda'} or torch.device, default='auto'
         Where to train. ``'auto'`` uses CUDA when available.
     random_state : int, RandomState instance or None, default=None
@@ -143,6 +149,7 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinearModel):
         average=True,
         accountant="pld",
         classes=None,
+        budget=None,
         device="auto",
         random_state=None,
         verbose=0,
@@ -159,6 +166,7 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinearModel):
         self.average = average
         self.accountant = accountant
         self.classes = classes
+        self.budget = budget
         self.device = device
         self.random_state = random_state
         self.verbose = verbose

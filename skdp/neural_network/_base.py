@@ -52,6 +52,7 @@ class BaseDPMLP(BaseDPEstimator):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "average": ["boolean", Interval(Real, 0, 1, closed="right")],
         "accountant": [StrOptions(set(ACCOUNTANTS))],
+        "budget": "no_validation",  # checked in fit, with a tailored message
         "device": "no_validation",
         "random_state": ["random_state"],
         "verbose": ["verbose"],

@@ -61,6 +61,12 @@ class DPMLPRegressor(RegressorMixin, BaseDPMLP):
         iterate. Averaging is post-processing: it costs no privacy and cancels noise.
     accountant : {'pld', 'rdp'}, default='pld'
         The accountant used to calibrate the noise and report the guarantee.
+    budget : skdp.PrivacyBudget, default=None
+        A privacy ledger to charge: the fit's spend is recorded there before the data is
+        touched, and a fit that would exceed the budget raises
+        :class:`skdp.BudgetExceededError` without training or recording anything. ``None``
+        charges the budget of an enclosing ``with budget:`` block, if any. Clones (e.g. in
+        ``GridSearchCV``) and worker processes charge the same ledger.
     device : {'auto', 'cpu', 'cuda'} or torch.device, default='auto'
         Where to train. ``'auto'`` uses CUDA when available.
     random_state : int, RandomState instance or None, default=None
@@ -141,6 +147,7 @@ class DPMLPRegressor(RegressorMixin, BaseDPMLP):
         max_iter=20,
         average=True,
         accountant="pld",
+        budget=None,
         device="auto",
         random_state=None,
         verbose=0,
@@ -157,6 +164,7 @@ class DPMLPRegressor(RegressorMixin, BaseDPMLP):
         self.max_iter = max_iter
         self.average = average
         self.accountant = accountant
+        self.budget = budget
         self.device = device
         self.random_state = random_state
         self.verbose = verbose

@@ -11,14 +11,20 @@ minus ``VmRSS`` before), or ``torch.cuda.max_memory_allocated`` on a GPU.
 Usage:
     python benchmarks/bench_mlp.py [--task adult fmnist diamonds] [--seeds 3]
         [--opacus-seeds 2] [--epsilons 0.5 1 2 4] [--device cpu|cuda] [--quick]
+    python benchmarks/bench_mlp.py --timing [--task ...] [--device cpu|cuda]
+
+The first form measures accuracy (insensitive to other load); ``--timing`` measures only the
+cost of an epoch and peak memory, and should run on an otherwise idle machine.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
 import time
-from functools import partial
+import warnings
+from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import torch
@@ -76,6 +82,36 @@ def with_peak_memory(fn, device: str):
     return out, seconds, (_status_kib("VmHWM") - before) / 1024
 
 
+def _measure_peak(fn, args, kwargs) -> float:
+    """In a fresh process: the resident-set growth of ``fn(*args, **kwargs)``, MiB."""
+    warnings.simplefilter("ignore")  # the parent reports the warnings of its own fits
+    try:
+        import opacus  # noqa: F401 - imported before the baseline, as skdp's modules are
+    except ImportError:
+        pass
+    with open("/proc/self/clear_refs", "w", encoding="ascii") as handle:
+        handle.write("5")
+    before = _status_kib("VmRSS")
+    fn(*args, **kwargs)
+    return (_status_kib("VmHWM") - before) / 1024
+
+
+def peak_memory_mib(fn, *args, on_device: str = "cpu", **kwargs) -> float:
+    """Peak extra memory of one call: in a fresh spawned process on CPU (so that memory cached
+    by earlier fits does not hide it), or ``torch.cuda.max_memory_allocated`` on a GPU."""
+    if on_device == "cuda":
+        return with_peak_memory(lambda: fn(*args, **kwargs), "cuda")[2]
+    try:
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            return pool.submit(_measure_peak, fn, args, kwargs).result()
+    except OSError:
+        return float("nan")
+
+
+def fit_skdp(Estimator, X, y, **params) -> None:
+    Estimator(**params).fit(X, y)
+
+
 # --------------------------------------------------------------------------------------------
 # Opacus with the same network
 # --------------------------------------------------------------------------------------------
@@ -90,6 +126,13 @@ def glorot_mlp(sizes, generator: torch.Generator) -> torch.nn.Sequential:
             linear.bias.uniform_(-bound, bound, generator=generator)
         layers += [linear, torch.nn.ReLU()]
     return torch.nn.Sequential(*layers[:-1])
+
+
+class HalfMSELoss(torch.nn.MSELoss):
+    """Half the squared error, skdp's regression loss (a Module, as Opacus' ghost mode needs)."""
+
+    def forward(self, input, target):  # noqa: A002 - torch's signature
+        return 0.5 * super().forward(input, target)
 
 
 def fit_opacus_mlp(X, y, est, *, epsilon: float, seed: int, device: str, n_classes: int,
@@ -109,7 +152,13 @@ def fit_opacus_mlp(X, y, est, *, epsilon: float, seed: int, device: str, n_class
     n_out = 1 if n_classes <= 2 else n_classes
     model = glorot_mlp((X.shape[1], *est.hidden_layer_sizes, n_out), gen).to(device)
     X_t = torch.as_tensor(X, dtype=torch.float32)
-    y_t = torch.as_tensor(y, dtype=torch.int64 if n_out > 1 else torch.float32)
+    if n_out > 1:
+        y_t = torch.as_tensor(y, dtype=torch.int64)
+        criterion = torch.nn.CrossEntropyLoss(reduction="mean")
+    else:  # one output column, targets shaped like it
+        y_t = torch.as_tensor(y, dtype=torch.float32).reshape(-1, 1)
+        criterion = (HalfMSELoss(reduction="mean") if regression
+                     else torch.nn.BCEWithLogitsLoss(reduction="mean"))
     weights = [m.weight for m in model if isinstance(m, torch.nn.Linear)]
     biases = [m.bias for m in model if isinstance(m, torch.nn.Linear)]
     optimizer = torch.optim.SGD(
@@ -117,18 +166,6 @@ def fit_opacus_mlp(X, y, est, *, epsilon: float, seed: int, device: str, n_class
          {"params": biases, "weight_decay": 0.0}],
         lr=est.learning_rate_init,
     )
-    if regression:
-        mse = torch.nn.MSELoss(reduction="mean")
-
-        def criterion(out, target):
-            return 0.5 * mse(out.squeeze(1), target)
-    elif n_out == 1:
-        bce = torch.nn.BCEWithLogitsLoss(reduction="mean")
-
-        def criterion(out, target):
-            return bce(out.squeeze(1), target)
-    else:
-        criterion = torch.nn.CrossEntropyLoss(reduction="mean")
     loader = DataLoader(TensorDataset(X_t, y_t),
                         batch_size=opacus_loader_batch_size(n, steps_per_epoch))
     engine = PrivacyEngine(accountant="prv")
@@ -136,8 +173,6 @@ def fit_opacus_mlp(X, y, est, *, epsilon: float, seed: int, device: str, n_class
                   target_delta=DELTA, epochs=epochs, max_grad_norm=est.max_grad_norm,
                   poisson_sampling=True, grad_sample_mode=grad_sample_mode)
     if grad_sample_mode == "ghost":
-        if not isinstance(criterion, torch.nn.Module):
-            raise NotImplementedError("ghost mode needs an nn.Module criterion")
         model, optimizer, criterion, loader = engine.make_private_with_epsilon(
             criterion=criterion, **kwargs)
     else:
@@ -196,38 +231,33 @@ def run_task(name, data, Estimator, sk_reference, args, opacus, caught):
           f"hidden_layer_sizes={HIDDEN}\n", flush=True)
 
     with collect_warnings(caught, "sklearn"):
-        (sk, sk_time, sk_mem) = with_peak_memory(lambda: sk_reference.fit(X_train, y_train),
-                                                 "cpu")
+        sk, sk_time = timed(lambda: sk_reference.fit(X_train, y_train))
     sk_score = sk.score(X_test, y_test)
     print(f"scikit-learn {sk_reference!r} (non-private): test {metric} {sk_score:.4f}, "
-          f"fit {sk_time:.1f} s, peak +{sk_mem:.0f} MiB\n", flush=True)
+          f"fit {sk_time:.1f} s\n", flush=True)
 
-    rows, speed_rows, checks = [], [], []
+    rows, checks = [], []
     seeds = list(range(args.seeds))
     for eps in args.epsilons:
-        r = {k: [] for k in ("skdp", "skdp_t", "skdp_mem", "skdp_eps", "opacus", "opacus_epoch",
-                             "opacus_mem", "opacus_eps", "diff")}
+        r = {k: [] for k in ("skdp", "skdp_t", "skdp_eps", "opacus", "opacus_eps", "diff")}
         by_seed = {}
         for seed in seeds:
             calibrate.cache_clear()
             est = Estimator(privacy=(eps, DELTA), hidden_layer_sizes=HIDDEN,
                             device=args.device, random_state=seed)
             with collect_warnings(caught, "skdp"):
-                _, t, mem = with_peak_memory(lambda est=est: est.fit(X_train, y_train),
-                                             args.device)
+                _, t = timed(lambda est=est: est.fit(X_train, y_train))
             by_seed[seed] = est.score(X_test, y_test)
             r["skdp"].append(by_seed[seed])
             r["skdp_t"].append(t)
-            r["skdp_mem"].append(mem)
             r["skdp_eps"].append(est.privacy_spent_[0])
         if opacus is not None and (classifier or args.opacus_regression):
             targets = np.searchsorted(est.classes_, y_train) if classifier else y_train
             for seed in seeds[: args.opacus_seeds]:
                 with collect_warnings(caught, "opacus"):
-                    (predict, info), _, mem = with_peak_memory(
-                        partial(fit_opacus_mlp, X_train, targets, est, epsilon=eps, seed=seed,
-                                device=args.device, n_classes=n_classes),
-                        args.device)
+                    predict, info = fit_opacus_mlp(X_train, targets, est, epsilon=eps,
+                                                   seed=seed, device=args.device,
+                                                   n_classes=n_classes)
                 pred = predict(X_test)
                 if classifier:
                     score = float(np.mean(est.classes_[pred] == y_test))
@@ -236,59 +266,94 @@ def run_task(name, data, Estimator, sk_reference, args, opacus, caught):
                         (y_test - y_test.mean()) ** 2)
                 r["opacus"].append(score)
                 r["diff"].append(by_seed[seed] - score)
-                r["opacus_epoch"].append(info["epoch_s"])
-                r["opacus_mem"].append(mem)
                 r["opacus_eps"].append(info["epsilon"])
         rows.append([fmt(eps, 2), mean_std(r["skdp"]), mean_std(r["opacus"]), f"{sk_score:.4f}",
-                     mean_std(r["diff"]), mean_std(r["skdp_eps"]), mean_std(r["opacus_eps"]),
-                     fmt(mean_or_nan(r["skdp_mem"]), 0), fmt(mean_or_nan(r["opacus_mem"]), 0)])
+                     mean_std(r["diff"]), mean_std(r["skdp_eps"]), mean_std(r["opacus_eps"])])
         print(f"eps={eps:g}: skdp {mean_std(r['skdp'])} ({mean_or_nan(r['skdp_t']):.1f} s/fit), "
               f"Opacus {mean_std(r['opacus'])}; load {load_average()}", flush=True)
         if r["opacus"]:
             diff = mean_or_nan(r["diff"])
             checks.append((f"eps={eps:g}: skdp {metric} >= Opacus (paired mean diff "
                            f"{diff:+.4f})", diff >= 0))
-        r_last = r
-    print(f"\n## Test {metric}, privacy and peak memory (mean ± std over seeds)\n")
+    print(f"\n## Test {metric} and privacy (mean ± std over seeds)\n")
     print(f"Settings read from the fitted skdp estimator: epochs={est.n_iter_}, "
           f"batch_size={est.batch_size_}, steps={est.n_steps_}, clip={est.max_grad_norm}, "
           f"lr={est.learning_rate_init}, alpha={est.alpha}.\n")
     print(markdown_table(
         ["eps", f"skdp (n={len(seeds)})", f"Opacus (n={args.opacus_seeds})",
          "sklearn (non-private)", "skdp - Opacus (paired)", "skdp eps (PLD)",
-         "Opacus eps (PRV)", "skdp peak MiB", "Opacus peak MiB"], rows))
+         "Opacus eps (PRV)"], rows))
 
-    # Time per epoch ------------------------------------------------------------------------
-    batch = est.batch_size_
-    with collect_warnings(caught, "skdp"):
-        dp_epoch = skdp_epoch_seconds(Estimator, X_train, y_train, privacy=(1.0, DELTA),
-                                      batch_size=batch, device=args.device)
-        np_epoch = skdp_epoch_seconds(Estimator, X_train, y_train, privacy=(np.inf, 0),
-                                      batch_size=batch, device=args.device)
-    opacus_epoch = mean_or_nan(r_last["opacus_epoch"])
-    valid = dp_epoch > 0 and np_epoch > 0  # a difference of fits: load can make it meaningless
-    dp_ratio = dp_epoch / np_epoch if valid else float("nan")
-    speedup = opacus_epoch / dp_epoch if valid else float("nan")
-    speed_rows.append([fmt(dp_epoch * 1e3, 1), fmt(np_epoch * 1e3, 1),
-                       fmt(opacus_epoch * 1e3, 1), ratio_text(dp_ratio, 2),
-                       ratio_text(speedup, 1)])
-    print("\n## Time per epoch (ms)\n")
-    print(f"skdp: (t(6 epochs) - t(2 epochs)) / 4, minimum of 3 fits each, calibration cached, "
-          f"batch_size={batch}. Opacus: its training loop / epochs (make_private excluded), "
-          f"mean over its seeds at the last epsilon.\n")
-    print(markdown_table(["skdp DP", "skdp non-private", "Opacus DP (hooks)",
-                          "skdp DP / non-private", "Opacus / skdp DP"], speed_rows))
-    if not valid:
-        print("\nA per-epoch estimate is not positive: other load dominated the timing; re-run "
-              "on a quiet machine.")
-    if classifier and not math.isnan(opacus_epoch):
-        checks.append((f"skdp DP epoch >= 3x faster than Opacus ({ratio_text(speedup, 1)})",
-                       speedup >= 3))
-    checks.append((f"skdp DP epoch <= 1.5x non-private epoch ({ratio_text(dp_ratio, 2)})",
-                   dp_ratio <= 1.5))
     print("\n## Targets\n")
     for text, ok in checks:
         print(f"- [{'MET' if ok else 'MISSED'}] {text}")
+
+
+def run_timing(name, data, Estimator, args, opacus, caught):
+    """Per-epoch cost of skdp (DP and non-private) and Opacus (hooks and ghost) at eps=1."""
+    X_train, _, y_train, _ = data
+    classifier = Estimator is DPMLPClassifier
+    n_classes = len(np.unique(y_train)) if classifier else 0
+    est = Estimator(privacy=(1.0, DELTA), hidden_layer_sizes=HIDDEN, device=args.device,
+                    random_state=0)
+    with collect_warnings(caught, "skdp"):
+        est.fit(X_train, y_train)
+        dp_epoch = skdp_epoch_seconds(Estimator, X_train, y_train, privacy=(1.0, DELTA),
+                                      batch_size=est.batch_size_, device=args.device,
+                                      e1=args.timing_epochs[0], e2=args.timing_epochs[1])
+        np_epoch = skdp_epoch_seconds(Estimator, X_train, y_train, privacy=(np.inf, 0),
+                                      batch_size=est.batch_size_, device=args.device,
+                                      e1=args.timing_epochs[0], e2=args.timing_epochs[1])
+        common = dict(hidden_layer_sizes=HIDDEN, device=args.device, random_state=0, max_iter=2)
+        dp_mem = peak_memory_mib(fit_skdp, Estimator, X_train, y_train,
+                                 on_device=args.device, privacy=(1.0, DELTA), **common)
+        np_mem = peak_memory_mib(fit_skdp, Estimator, X_train, y_train,
+                                 on_device=args.device, privacy=(np.inf, 0), **common)
+    rows = [["skdp DP (ghost clipping)", fmt(dp_epoch * 1e3, 1), "1.00x", fmt(dp_mem, 0)],
+            ["skdp non-private", fmt(np_epoch * 1e3, 1), ratio_text(np_epoch / dp_epoch, 2),
+             fmt(np_mem, 0)]]
+    opacus_epochs = {}
+    if opacus is not None:
+        targets = np.searchsorted(est.classes_, y_train) if classifier else y_train
+        short = Estimator(privacy=(1.0, DELTA), hidden_layer_sizes=HIDDEN, device=args.device,
+                          random_state=0, max_iter=2).fit(X_train, y_train)
+        for mode in ("hooks", "ghost"):
+            try:
+                with collect_warnings(caught, "opacus"):
+                    _, info = fit_opacus_mlp(X_train, targets, short, epsilon=1.0, seed=0,
+                                             device=args.device, n_classes=n_classes,
+                                             grad_sample_mode=mode)
+                    mem = peak_memory_mib(fit_opacus_mlp, X_train, targets, short,
+                                          on_device=args.device, epsilon=1.0, seed=0,
+                                          device=args.device,
+                                          n_classes=n_classes, grad_sample_mode=mode)
+            except Exception as exc:  # noqa: BLE001 - report and go on
+                rows.append([f"Opacus DP ({mode})", f"failed: {type(exc).__name__}: {exc}"[:80],
+                             "n/a", "n/a"])
+                continue
+            opacus_epochs[mode] = info["epoch_s"]
+            rows.append([f"Opacus DP ({mode})", fmt(info["epoch_s"] * 1e3, 1),
+                         ratio_text(info["epoch_s"] / dp_epoch, 1), fmt(mem, 0)])
+    print(f"\n## {name}: time per epoch and peak memory (eps=1, batch_size={est.batch_size_}, "
+          f"{est.n_steps_ // est.n_iter_} steps/epoch, device {args.device})\n")
+    e1, e2 = args.timing_epochs
+    print(f"skdp: (t({e2} epochs) - t({e1} epochs)) / {e2 - e1}, minimum of 3 fits each, "
+          "calibration cached. Opacus: its training loop over 2 epochs / 2 (make_private "
+          "excluded). Peak memory: growth of the resident set during one 2-epoch fit in a fresh "
+          "process, data already loaded (CPU), or torch.cuda.max_memory_allocated (GPU), MiB.\n")
+    print(markdown_table(["run", "ms / epoch", "time / skdp DP", "peak MiB"], rows))
+    valid = dp_epoch > 0 and np_epoch > 0
+    print("\n## Targets\n")
+    ratio_dp = dp_epoch / np_epoch if valid else float("nan")
+    print(f"- [{'MET' if ratio_dp <= 1.5 else 'MISSED'}] skdp DP epoch <= 1.5x non-private "
+          f"epoch ({ratio_text(ratio_dp, 2)})")
+    if "hooks" in opacus_epochs and classifier:
+        speedup = opacus_epochs["hooks"] / dp_epoch
+        print(f"- [{'MET' if speedup >= 3 else 'MISSED'}] skdp DP epoch >= 3x faster than "
+              f"Opacus (default hooks mode: {ratio_text(speedup, 1)})")
+    if "ghost" in opacus_epochs:
+        print(f"- (for reference) Opacus ghost clipping / skdp: "
+              f"{ratio_text(opacus_epochs['ghost'] / dp_epoch, 1)}")
 
 
 def main(argv=None) -> int:
@@ -303,11 +368,14 @@ def main(argv=None) -> int:
     parser.add_argument("--opacus-regression", action="store_true",
                         help="also run Opacus on diamonds")
     parser.add_argument("--quick", action="store_true", help="smoke run: one seed, eps=1")
+    parser.add_argument("--timing", action="store_true",
+                        help="only the per-epoch cost and peak memory (run on a quiet machine)")
+    parser.add_argument("--timing-epochs", type=int, nargs=2, default=[2, 6])
     args = parser.parse_args(argv)
     if args.quick:
         args.seeds, args.opacus_seeds, args.epsilons = 1, 1, [1.0]
     args.opacus_seeds = min(args.opacus_seeds, args.seeds)
-    print_header("DP MLPs: skdp vs Opacus vs scikit-learn", [
+    print_header("DP MLPs: skdp vs Opacus vs scikit-learn" + (" (timing)" if args.timing else ""), [
         f"Tasks: {args.task}; epsilons {args.epsilons}, delta={DELTA:g}; seeds: skdp "
         f"{args.seeds}, Opacus {args.opacus_seeds}; device {args.device}.",
         "scikit-learn's MLPs are the non-private reference, with their defaults (Adam) except "
@@ -316,15 +384,18 @@ def main(argv=None) -> int:
     opacus = try_import("opacus")
     caught: dict[str, int] = {}
     sk_common = dict(hidden_layer_sizes=HIDDEN, max_iter=20, random_state=0)
-    if "adult" in args.task:
-        run_task("Adult", adult(), DPMLPClassifier, MLPClassifier(**sk_common), args, opacus,
-                 caught)
-    if "fmnist" in args.task:
-        run_task("Fashion-MNIST", fashion_mnist(args.fashion_mnist_dir), DPMLPClassifier,
-                 MLPClassifier(**sk_common), args, opacus, caught)
-    if "diamonds" in args.task:
-        run_task("diamonds (scaled log price)", diamonds(), DPMLPRegressor,
-                 MLPRegressor(**sk_common), args, opacus, caught)
+    tasks = {
+        "adult": ("Adult", adult, DPMLPClassifier, MLPClassifier),
+        "fmnist": ("Fashion-MNIST", lambda: fashion_mnist(args.fashion_mnist_dir),
+                   DPMLPClassifier, MLPClassifier),
+        "diamonds": ("diamonds (scaled log price)", diamonds, DPMLPRegressor, MLPRegressor),
+    }
+    for task in args.task:
+        name, load, Estimator, Reference = tasks[task]
+        if args.timing:
+            run_timing(name, load(), Estimator, args, opacus, caught)
+        else:
+            run_task(name, load(), Estimator, Reference(**sk_common), args, opacus, caught)
     print_warnings(caught)
     print(f"\nLoad average at the end (1/5/15 min): {load_average()}")
     return 0

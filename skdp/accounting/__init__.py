@@ -8,6 +8,7 @@ from ._accountants import ACCOUNTANTS, epsilon_of, make_accountant
 from ._calibration import Calibration, UnreachablePrivacyTarget, calibrate
 from ._last_iterate import LastIterateRun, check_last_iterate_conditions, last_iterate_rdp
 from ._last_iterate_calibration import (
+    LastIterateCalibration,
     LastIterateGuarantee,
     calibrate_last_iterate,
     last_iterate_guarantee,
@@ -18,6 +19,7 @@ from ._report import privacy_statement
 __all__ = [
     "ACCOUNTANTS",
     "Calibration",
+    "LastIterateCalibration",
     "LastIterateGuarantee",
     "LastIterateRun",
     "NeighboringRelation",

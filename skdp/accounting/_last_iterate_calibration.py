@@ -27,7 +27,12 @@ from ._calibration import (
 from ._last_iterate import LastIterateRun, _as_orders, composition_rdp, last_iterate_rdp
 from ._plan import NeighboringRelation, PrivacyPlan, Sampling
 
-__all__ = ["LastIterateGuarantee", "last_iterate_guarantee", "calibrate_last_iterate"]
+__all__ = [
+    "LastIterateCalibration",
+    "LastIterateGuarantee",
+    "last_iterate_guarantee",
+    "calibrate_last_iterate",
+]
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,54 @@ class LastIterateGuarantee:
     def batch_noise_std(self) -> float:
         """AT22's ``sigma``: noise std on the batch-mean gradient, ``z L / b``."""
         return self.noise_std / self.run.batch_size
+
+
+@dataclass(frozen=True)
+class LastIterateCalibration:
+    """The outcome of calibrating a last-iterate run: what the estimators' fit flow records.
+
+    The counterpart of :class:`~skdp.accounting.Calibration` for ``accountant='last_iterate'``
+    (same ``noise_multiplier``, ``epsilon``, ``delta``, ``is_private`` and ``accountant``), with
+    the proven guarantee attached.
+
+    Attributes
+    ----------
+    run : LastIterateRun
+        The run that was calibrated.
+    guarantee : LastIterateGuarantee or None
+        The guarantee at the calibrated noise (its RDP curve, the binding bound, ...); ``None``
+        for a non-private run (``privacy=(inf, 0)``: no noise, no clipping).
+    """
+
+    run: LastIterateRun
+    guarantee: LastIterateGuarantee | None
+    accountant: str = "last_iterate"
+    neighboring_relation: NeighboringRelation = NeighboringRelation.REPLACE_ONE
+
+    @classmethod
+    def calibrate(cls, run: LastIterateRun, epsilon: float, delta: float) -> LastIterateCalibration:
+        """Calibrate ``run`` to ``(epsilon, delta)`` (:func:`calibrate_last_iterate`)."""
+        return cls(run, calibrate_last_iterate(run, epsilon, delta))
+
+    @classmethod
+    def non_private(cls, run: LastIterateRun) -> LastIterateCalibration:
+        return cls(run, None)
+
+    @property
+    def is_private(self) -> bool:
+        return self.guarantee is not None
+
+    @property
+    def noise_multiplier(self) -> float:
+        return self.guarantee.noise_multiplier if self.guarantee is not None else 0.0
+
+    @property
+    def epsilon(self) -> float:
+        return self.guarantee.epsilon if self.guarantee is not None else math.inf
+
+    @property
+    def delta(self) -> float:
+        return self.guarantee.delta if self.guarantee is not None else 0.0
 
 
 def last_iterate_guarantee(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ._calibration import Calibration
+from ._last_iterate_calibration import LastIterateCalibration
 from ._plan import Sampling
 
 __all__ = ["privacy_statement"]
@@ -14,15 +15,20 @@ _ACCOUNTANT_NAMES = {
 
 
 def privacy_statement(
-    calibration: Calibration,
+    calibration: Calibration | LastIterateCalibration,
     *,
     estimator: str,
     mechanism: str,
     clip_bound: float,
     n_samples: int,
     public_facts: list[str] | None = None,
+    training_facts: list[str] | None = None,
 ) -> str:
-    """A short statement of what a fit proves, for ``privacy_report()``."""
+    """A short statement of what a fit proves, for ``privacy_report()``.
+
+    ``training_facts`` are lines about how the model was trained that the guarantee relies on
+    or that a reader needs (row rescaling, projection), listed under "training".
+    """
     lines = [f"{estimator}, trained with {mechanism}"]
     if not calibration.is_private:
         lines.append(
@@ -30,6 +36,11 @@ def privacy_statement(
             "reveal anything about any row."
         )
         return "\n".join(lines)
+    if isinstance(calibration, LastIterateCalibration):
+        return "\n".join(
+            lines
+            + _last_iterate_lines(calibration, clip_bound, n_samples, public_facts, training_facts)
+        )
     plan = calibration.plan
     lines += [
         f"  guarantee: ({calibration.epsilon:.4g}, {calibration.delta:.3g})-differential privacy",
@@ -58,6 +69,7 @@ def privacy_statement(
     else:
         sampling = "full batch (every row in every step)"
     lines.append(f"  steps: {plan.n_steps}; {sampling}")
+    lines += [f"  training: {fact}" for fact in training_facts or []]
     facts = [f"the number of rows (n={n_samples})"] + list(public_facts or [])
     lines.append("  treated as public: " + "; ".join(facts))
     lines.append(
@@ -65,3 +77,79 @@ def privacy_statement(
         "trajectory"
     )
     return "\n".join(lines)
+
+
+def _last_iterate_lines(
+    calibration: LastIterateCalibration,
+    clip_bound: float,
+    n_samples: int,
+    public_facts: list[str] | None,
+    training_facts: list[str] | None,
+) -> list[str]:
+    guarantee = calibration.guarantee
+    assert guarantee is not None
+    run = calibration.run
+    if guarantee.binding == "last_iterate":
+        binding = (
+            "the last-iterate bound (tighter here than composing all steps, which gives "
+            f"epsilon={guarantee.composition_epsilon:.4g})"
+        )
+    else:
+        binding = (
+            "the standard composition of all steps (the run is still within the burn-in of the "
+            "last-iterate bound, which does not improve on it)"
+        )
+    equation = "B.3, strongly convex" if run.contraction < 1.0 else "B.2, convex"
+    if run.full_batch:
+        equation += ", and B.1 (full batch)"
+    if run.full_batch:
+        sampling = "full batch (every row in every step)"
+    else:
+        sampling = (
+            f"fixed-size batches of exactly {run.batch_size} distinct rows drawn uniformly at "
+            f"random, independently at every step;\n    sums divided by {run.batch_size}"
+        )
+    curvature = f"smoothness M={run.smoothness:.4g}"
+    if run.strong_convexity > 0:
+        curvature += f", strong convexity m={run.strong_convexity:.4g}"
+    lines = [
+        f"  guarantee: ({guarantee.epsilon:.4g}, {guarantee.delta:.3g})-differential privacy of "
+        "the released (last) iterate",
+        "  accountant: last-iterate bound of projected noisy SGD on convex losses, per Altschuler "
+        f"& Talwar (2022), eq. {equation};\n    per-order minimum with the standard composition "
+        "bound (Renyi DP, converted with dp_accounting)",
+        f"  binding bound: {binding}",
+        "  unit of privacy: one row (its features and label); neighbouring datasets: replace "
+        "one row",
+        f"  mechanism: Gaussian noise added to the sum of per-example gradients, each clipped to "
+        f"L2 norm {clip_bound:.4g}",
+        f"  noise multiplier: {guarantee.noise_multiplier:.4g} (noise std "
+        f"{guarantee.noise_std:.4g} per coordinate of the clipped sum)",
+        f"  steps: {run.n_steps} at constant step size {run.learning_rate:.4g} (at most 2/M = "
+        f"{_two_over(run.smoothness)});\n    {sampling}",
+        "  projection: every step ends with the projection of all parameters onto the L2 ball "
+        f"of radius {run.radius:.4g}",
+        f"  losses: convex, {curvature} for every possible row; {_burn_in(run)}",
+    ]
+    lines += [f"  training: {fact}" for fact in training_facts or []]
+    facts = [f"the number of rows (n={n_samples})"] + list(public_facts or [])
+    lines.append("  treated as public: " + "; ".join(facts))
+    lines.append(
+        "  ONLY the last iterate is covered: intermediate iterates, averages of iterates or "
+        "losses during training are not released and not protected by this guarantee"
+    )
+    return lines
+
+
+def _burn_in(run) -> str:
+    if run.contraction < 1.0:
+        return f"each step contracts distances by a factor {run.contraction:.6g}"
+    epochs = run.burn_in_steps * run.batch_size / run.n_samples
+    return (
+        f"burn-in D n / (L eta) = {run.burn_in_steps} steps ({epochs:.4g} epochs), after "
+        "which privacy stops growing"
+    )
+
+
+def _two_over(smoothness: float) -> str:
+    return f"{2.0 / smoothness:.4g}" if smoothness > 0 else "inf"

@@ -8,20 +8,47 @@ For a linear predictor ``z_i = x_i W + b`` and a loss whose derivative in ``z`` 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
 from ._losses import OutputLoss, output_residuals
 
-__all__ = ["GLMLoss", "LinearModel", "CLIP_SAFETY"]
+__all__ = ["GLMLoss", "LinearModel", "CLIP_SAFETY", "ROW_NORM_SAFETY", "rescale_rows"]
 
 # Clip to a hair below the bound so that float32 rounding of the norm can never push a clipped
 # contribution above the sensitivity the accountant assumes.
 CLIP_SAFETY = 1.0 - 1e-5
 
 
+# Rows are rescaled to a hair below the public bound, so that rounding to float32 can never
+# give a row a norm above the one the smoothness constant assumes.
+ROW_NORM_SAFETY = 1.0 - 1e-6
+
 # The GLM losses are the shared output losses (kept under this name for readability).
 GLMLoss = OutputLoss
+
+# Curvature of each loss in the model's output z: sup of the largest eigenvalue of
+# d^2 loss / dz^2 (logistic: s(1 - s) <= 1/4; softmax: diag(p) - p p^T <= 1/2; half squared
+# error: 1). The per-example loss in the parameters is then (this constant) * ||[x, 1]||^2-smooth.
+_OUTPUT_CURVATURE = {OutputLoss.LOGISTIC: 0.25, OutputLoss.SOFTMAX: 0.5, OutputLoss.SQUARED: 1.0}
+
+
+def rescale_rows(X: np.ndarray, max_norm: float) -> np.ndarray:
+    """Rows with L2 norm above ``max_norm`` scaled down to it: ``x * min(1, max_norm / ||x||)``.
+
+    A per-row transformation with a public bound: changing one row changes one output row, so
+    it is free under differential privacy, and afterwards every row (of any possible data set)
+    has norm at most ``max_norm``, which is what makes the smoothness constant of the loss
+    public. Returns a new float64 array; ``X`` is left unchanged.
+    """
+    X = np.array(X, dtype=np.float64)
+    norms = np.linalg.norm(X, axis=1)
+    bound = max_norm * ROW_NORM_SAFETY
+    too_long = norms > bound
+    X[too_long] *= (bound / norms[too_long])[:, None]
+    return X
 
 
 class LinearModel:
@@ -61,6 +88,51 @@ class LinearModel:
         mask = torch.zeros(self.n_params, dtype=torch.float32, device=device)
         mask[: self.n_weights] = 1.0
         return mask
+
+    # --- curvature constants (the last-iterate accountant) --------------------------------
+    def augmented_row_bound(self, max_row_norm: float) -> float:
+        """``R``, a bound on ``||[x, 1]||`` (or ``||x||`` without intercept) when
+        ``||x|| <= max_row_norm``: the intercept acts as a constant feature 1."""
+        return float(np.hypot(max_row_norm, 1.0) if self.fit_intercept else max_row_norm)
+
+    def smoothness(self, max_row_norm: float, l2: float) -> float:
+        """Smoothness ``M`` of every per-example loss when rows have norm <= ``max_row_norm``.
+
+        ``c R^2 + l2``, with ``c`` the loss's curvature in its output (1/4 logistic, 1/2
+        softmax, 1 half squared error) and ``R`` from :meth:`augmented_row_bound`. It holds
+        for the clipped losses too: for one output (binary logistic, single-target ridge) the
+        clipped residual ``clamp(r(z), -c_i, c_i)`` is a nondecreasing function of ``z`` with no
+        larger slope, i.e. the derivative of a convex "huberised" loss with no more curvature;
+        for several squared-error outputs, clipping ``r`` to a ball is the gradient of the
+        1-smooth convex Huber function of ``||z - y||``. (Softmax is the exception: see
+        :meth:`clipping_keeps_convexity`.)
+        """
+        return _OUTPUT_CURVATURE[self.loss] * self.augmented_row_bound(max_row_norm) ** 2 + l2
+
+    def strong_convexity(self, l2: float) -> float:
+        """Strong convexity ``m`` of every per-example loss: ``l2`` when the penalty covers
+        every parameter (no intercept, which is never penalised), else 0."""
+        return 0.0 if self.fit_intercept else float(l2)
+
+    @property
+    def clipping_keeps_convexity(self) -> bool:
+        """Whether clipped per-example gradients are still gradients of convex smooth losses.
+
+        True except for softmax, where rescaling the residual vector ``p - e_y`` by its norm is
+        in general not the gradient of any function; the last-iterate accountant then needs
+        clipping to be inactive (:meth:`gradient_norm_bound` at most the clipping bound).
+        """
+        return self.loss is not OutputLoss.SOFTMAX
+
+    def gradient_norm_bound(self, max_row_norm: float) -> float:
+        """A bound on every unclipped per-example gradient norm (``inf`` for squared error):
+        ``||r|| R`` with ``|r| <= 1`` (logistic) or ``||p - e_y|| <= sqrt(2)`` (softmax)."""
+        residual = {
+            OutputLoss.LOGISTIC: 1.0,
+            OutputLoss.SOFTMAX: math.sqrt(2.0),
+            OutputLoss.SQUARED: math.inf,
+        }[self.loss]
+        return residual * self.augmented_row_bound(max_row_norm)
 
     # --- data-independent precomputation ---------------------------------------------------
     def example_scales(self, X: torch.Tensor) -> torch.Tensor:

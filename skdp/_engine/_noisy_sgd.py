@@ -1,4 +1,13 @@
-"""noisy_sgd: DP-SGD (clip per-example gradients, add Gaussian noise, step)."""
+"""noisy_sgd: DP-SGD (clip per-example gradients, add Gaussian noise, step).
+
+Two variants share one training loop:
+
+- :class:`NoisySGD`, the standard DP-SGD (Poisson sampling, add/remove-one relation, optional
+  iterate averaging), accounted on the whole trajectory by ``calibrate``;
+- :class:`ProjectedNoisySGD`, Altschuler & Talwar's projected noisy SGD (fixed-size batches,
+  projection onto a ball after every step, constant step size within the smoothness bound,
+  last iterate only), accounted by the last-iterate bound (``calibrate_last_iterate``).
+"""
 
 from __future__ import annotations
 
@@ -7,12 +16,32 @@ from dataclasses import dataclass
 
 import torch
 
-from ..accounting import Calibration, PrivacyPlan, Sampling
+from ..accounting import (
+    Calibration,
+    LastIterateCalibration,
+    LastIterateRun,
+    PrivacyPlan,
+    Sampling,
+    check_last_iterate_conditions,
+)
 from ._device import FitRandomness
 from ._model import DPModel
-from ._sampling import FullBatchSampler, PoissonSampler
+from ._sampling import FixedSizeSampler, FullBatchSampler, PoissonSampler
 
-__all__ = ["SGDSettings", "TrainingData", "NoisySGD", "steps_per_epoch"]
+__all__ = [
+    "PROJECTION_SAFETY",
+    "SGDSettings",
+    "TrainingData",
+    "NoisySGD",
+    "ProjectedNoisySGD",
+    "project_onto_ball",
+    "steps_per_epoch",
+]
+
+# Project onto a ball a hair smaller than the public one, so that float32 rounding of the norm
+# can never leave an iterate outside the ball the accountant assumes (a smaller ball only
+# lowers the bound, which is nondecreasing in the diameter).
+PROJECTION_SAFETY = 1.0 - 1e-5
 
 
 @dataclass(frozen=True)
@@ -28,6 +57,15 @@ class SGDSettings:
     # Release the average of the iterates of the last ``average`` fraction of the steps
     # (0 releases the last iterate).
     average: float = 0.1
+    # Radius of the L2 ball (centred at 0) that the whole parameter vector is projected onto
+    # after every step; ``None``: no projection. Projection is post-processing of each noisy
+    # step, so it costs no privacy under any accountant.
+    projection_radius: float | None = None
+    # Curvature constants of every per-example loss (data term after clipping, plus penalty),
+    # valid for every possible row: smoothness M and strong convexity m. ``None`` when the
+    # model declares none (non-convex models); only the last-iterate accountant uses them.
+    smoothness: float | None = None
+    strong_convexity: float = 0.0
 
     @property
     def sampling_rate(self) -> float:
@@ -41,6 +79,18 @@ class SGDSettings:
     def n_averaged_steps(self) -> int:
         """How many final iterates are averaged: ``ceil(average * n_steps)``."""
         return min(self.n_steps, math.ceil(self.average * self.n_steps - 1e-9))
+
+
+def project_onto_ball(params: torch.Tensor, radius: float) -> torch.Tensor:
+    """In place: ``params * min(1, r / ||params||)`` with ``r = radius * PROJECTION_SAFETY``.
+
+    The Euclidean projection onto the ball (non-expansive). Computed on the device without a
+    host synchronisation; non-finite parameters stay non-finite (and are refused as diverged
+    after training).
+    """
+    norm = torch.linalg.vector_norm(params, dtype=torch.float64)
+    factor = torch.clamp(radius * PROJECTION_SAFETY / norm, max=1.0).to(params.dtype)
+    return params.mul_(factor)
 
 
 def steps_per_epoch(n_samples: int, batch_size: int) -> int:
@@ -78,7 +128,8 @@ class NoisySGD:
     Each step draws a Poisson batch, sums the per-example gradients clipped to ``max_grad_norm``,
     adds ``N(0, (sigma * max_grad_norm)^2)`` to every coordinate of the sum, divides by the
     expected batch size ``q * n`` and takes a gradient step (the L2 penalty's gradient is added
-    after the noise: it does not depend on the data). Iterate averaging is post-processing.
+    after the noise: it does not depend on the data), then projects onto the ball of radius
+    ``projection_radius`` if one is set. Iterate averaging is post-processing.
     """
 
     name = "noisy_sgd"
@@ -91,21 +142,26 @@ class NoisySGD:
         sampling = Sampling.FULL_BATCH if s.sampling_rate >= 1.0 else Sampling.POISSON
         return PrivacyPlan.constant(s.n_steps, s.sampling_rate, sampling)
 
+    def sampler(self, n_samples: int, randomness: FitRandomness):
+        """The batch sampler its plan describes (Poisson, or every row)."""
+        s = self.settings
+        if s.sampling_rate >= 1.0:
+            return FullBatchSampler(n_samples)
+        return PoissonSampler(n_samples, s.sampling_rate, randomness.sampling)
+
     def run(
         self,
         model: DPModel,
         data: TrainingData,
-        calibration: Calibration,
+        calibration: Calibration | LastIterateCalibration,
         randomness: FitRandomness,
         verbose: int = 0,
     ) -> torch.Tensor:
         s = self.settings
         device = data.X.device
-        if s.sampling_rate >= 1.0:
-            sampler = FullBatchSampler(data.n_samples)
-        else:
-            sampler = PoissonSampler(data.n_samples, s.sampling_rate, randomness.sampling)
+        sampler = self.sampler(data.n_samples, randomness)
         denominator = sampler.expected_batch_size
+        radius = s.projection_radius
         private = calibration.is_private
         clip = s.max_grad_norm if private else None
         noise_std = calibration.noise_multiplier * s.max_grad_norm
@@ -133,6 +189,8 @@ class NoisySGD:
             if penalty is not None:
                 grad.addcmul_(penalty, params)
             params.sub_(grad, alpha=s.learning_rate)
+            if radius is not None:
+                project_onto_ball(params, radius)
             if step >= average_from:
                 n_averaged += 1
                 averaged.lerp_(params, 1.0 / n_averaged)
@@ -144,3 +202,66 @@ class NoisySGD:
                 )
                 released_sq_norm = 0.0
         return averaged if n_averaged else params
+
+
+class ProjectedNoisySGD(NoisySGD):
+    """Projected noisy SGD whose last iterate is accounted by Altschuler & Talwar's bound.
+
+    The loop of :class:`NoisySGD` with the conditions of the last-iterate bound
+    (``skdp/accounting/_last_iterate.py``) built in: exactly ``batch_size`` distinct rows drawn
+    uniformly and independently at every step (:class:`FixedSizeSampler`; every row when
+    ``batch_size == n``), the noisy sum divided by ``batch_size``, a constant step size, the
+    whole parameter vector projected onto the ball of radius ``projection_radius`` after every
+    step (the last included), starting from the model's data-independent initial point (the
+    linear models start at 0, inside the ball), and only the last iterate returned.
+
+    Construction checks the conditions that are numbers (a projection radius, ``average == 0``,
+    ``learning_rate <= 2 / smoothness``, ...) and raises :class:`ValueError` when one fails, so
+    that a run that the bound does not cover is refused before any noise is calibrated. The
+    caller guarantees the rest: ``smoothness`` and ``strong_convexity`` must hold for every
+    per-example loss and every possible row (which is why ``smoothness=None``, a model without
+    curvature constants, is refused).
+    """
+
+    name = "noisy_sgd"
+
+    def __init__(self, settings: SGDSettings) -> None:
+        super().__init__(settings)
+        s = settings
+        if s.smoothness is None:
+            raise ValueError(
+                "accountant='last_iterate' needs a convex model with known smoothness (the "
+                "linear models); this model declares none (neural networks are not convex), so "
+                "use the standard accountant ('pld' or 'rdp')"
+            )
+        full_batch = s.batch_size >= s.n_samples
+        check_last_iterate_conditions(
+            n_samples=s.n_samples,
+            batch_size=min(s.batch_size, s.n_samples),
+            n_steps=s.n_steps,
+            learning_rate=s.learning_rate,
+            max_grad_norm=s.max_grad_norm,
+            smoothness=s.smoothness,
+            radius=s.projection_radius,
+            strong_convexity=s.strong_convexity,
+            sampling="full_batch" if full_batch else "fixed_size",
+            average=s.average,
+        )
+        self._run = LastIterateRun(
+            n_samples=s.n_samples,
+            batch_size=min(s.batch_size, s.n_samples),
+            n_steps=s.n_steps,
+            learning_rate=s.learning_rate,
+            max_grad_norm=s.max_grad_norm,
+            smoothness=s.smoothness,
+            radius=s.projection_radius,
+            strong_convexity=s.strong_convexity,
+        )
+
+    def plan(self) -> LastIterateRun:  # type: ignore[override]
+        return self._run
+
+    def sampler(self, n_samples: int, randomness: FitRandomness):
+        if self._run.full_batch:
+            return FullBatchSampler(n_samples)
+        return FixedSizeSampler(n_samples, self._run.batch_size, randomness.sampling)

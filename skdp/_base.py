@@ -7,6 +7,7 @@ way for all of them.
 
 from __future__ import annotations
 
+import dp_accounting
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
@@ -17,8 +18,15 @@ from ._engine._model import DPModel
 from ._engine._noisy_sgd import SGDSettings, TrainingData
 from ._engine._optimizers import make_optimizer
 from ._validation import check_privacy, warn_if_delta_large
-from .accounting import Calibration, calibrate, privacy_statement
-from .budget import BudgetExceededError, PrivacyBudget, current_budget
+from .accounting import (
+    Calibration,
+    LastIterateCalibration,
+    LastIterateRun,
+    PrivacyPlan,
+    calibrate,
+    privacy_statement,
+)
+from .budget import BudgetExceededError, PrivacyBudget, RdpCurve, current_budget
 
 __all__ = ["BaseDPEstimator", "resolve_batch_size", "resolve_average"]
 
@@ -70,6 +78,40 @@ def _to_tensor(array: np.ndarray, dtype: torch.dtype, device: torch.device) -> t
     return torch.as_tensor(array, dtype=dtype, device=device)
 
 
+def _calibrate(
+    plan: PrivacyPlan | LastIterateRun, epsilon: float, delta: float, accountant: str
+) -> Calibration | LastIterateCalibration:
+    """The accountant's calibration of ``plan``: the standard one for a :class:`PrivacyPlan`
+    (PLD or RDP on the whole trajectory), the last-iterate one for a :class:`LastIterateRun`."""
+    if isinstance(plan, LastIterateRun):
+        if np.isinf(epsilon):
+            return LastIterateCalibration.non_private(plan)
+        return LastIterateCalibration.calibrate(plan, epsilon, delta)
+    if np.isinf(epsilon):
+        return Calibration.non_private(plan)
+    return calibrate(plan, epsilon, delta, accountant)
+
+
+def _neighboring_relation(calibration: Calibration | LastIterateCalibration):
+    if isinstance(calibration, LastIterateCalibration):
+        return calibration.neighboring_relation
+    return calibration.plan.neighboring_relation
+
+
+def _spend(calibration: Calibration | LastIterateCalibration) -> dp_accounting.DpEvent | RdpCurve:
+    """What the fit spends, in the form a ledger composes (and ``dp_event_`` records).
+
+    A DpEvent for the standard accountants. For the last-iterate bound no DpEvent exists (the
+    DpEvent of the standard bound would not describe the release once the last-iterate bound
+    binds), so it is the RDP curve that was proven, under the replace-one relation.
+    """
+    if isinstance(calibration, LastIterateCalibration):
+        if calibration.guarantee is None:
+            return dp_accounting.NonPrivateDpEvent()
+        return RdpCurve(calibration.guarantee.orders, calibration.guarantee.rdp)
+    return calibration.dp_event
+
+
 class BaseDPEstimator(BaseEstimator):
     """Base class of every skdp estimator: the shared private fit and the privacy report."""
 
@@ -85,12 +127,14 @@ class BaseDPEstimator(BaseEstimator):
         target_dtype: torch.dtype,
         settings: SGDSettings,
         mechanism: str,
+        training_facts: list[str] | None = None,
     ) -> torch.Tensor:
         """Plan, calibrate, run and record; returns the released flat parameters.
 
         ``X`` and ``targets`` are validated arrays; ``settings`` must hold public quantities
-        only. Records ``privacy_spent_``, ``dp_event_``, ``noise_multiplier_``,
-        ``batch_size_``, ``n_iter_``, ``n_steps_`` and ``device_``.
+        only. ``training_facts`` are extra lines for the privacy report. Records
+        ``privacy_spent_``, ``dp_event_``, ``noise_multiplier_``, ``batch_size_``,
+        ``n_iter_``, ``n_steps_`` and ``device_``.
         """
         epsilon, delta = check_privacy(self.privacy)
         device = resolve_device(self.device)
@@ -99,18 +143,17 @@ class BaseDPEstimator(BaseEstimator):
         if not np.isinf(epsilon):
             warn_if_delta_large(delta, settings.n_samples)
 
-        # 1. Plan: from public quantities only (n, d, hyperparameters).
-        optimizer = make_optimizer(self.optimizer, settings)
+        # 1. Plan: from public quantities only (n, d, hyperparameters). The accountant picks
+        # the optimizer's variant (the last-iterate one refuses runs its bound does not cover).
+        optimizer = make_optimizer(self.optimizer, settings, self.accountant)
         plan = optimizer.plan()
 
         # 2. Calibrate the noise to the target (no data is read).
-        if np.isinf(epsilon):
-            calibration = Calibration.non_private(plan)
-        else:
-            calibration = calibrate(plan, epsilon, delta, self.accountant)
+        calibration = _calibrate(plan, epsilon, delta, self.accountant)
+        spend = _spend(calibration)
 
         # The ledger is asked before the data is touched; once charged, a fit stays charged.
-        self._charge_budget(calibration, plan.neighboring_relation, mechanism)
+        self._charge_budget(calibration, spend, mechanism)
 
         # 3. Run.
         X_t = _to_tensor(X, torch.float32, device)
@@ -134,9 +177,10 @@ class BaseDPEstimator(BaseEstimator):
             clip_bound=settings.max_grad_norm,
             n_samples=settings.n_samples,
             public_facts=self._public_facts(),
+            training_facts=training_facts,
         )
         self.privacy_spent_ = (calibration.epsilon, calibration.delta)
-        self.dp_event_ = calibration.dp_event
+        self.dp_event_ = spend
         self.noise_multiplier_ = calibration.noise_multiplier
         self.batch_size_ = settings.batch_size
         self.n_iter_ = settings.epochs
@@ -153,7 +197,12 @@ class BaseDPEstimator(BaseEstimator):
             )
         return budget
 
-    def _charge_budget(self, calibration: Calibration, relation, mechanism: str) -> None:
+    def _charge_budget(
+        self,
+        calibration: Calibration | LastIterateCalibration,
+        spend: dp_accounting.DpEvent | RdpCurve,
+        mechanism: str,
+    ) -> None:
         budget = self._resolve_budget()
         if budget is None:
             return
@@ -172,8 +221,18 @@ class BaseDPEstimator(BaseEstimator):
                 epsilon_total=float("inf"),
             )
         params = {k: v for k, v in self.get_params(deep=False).items() if k != "budget"}
+        relation = _neighboring_relation(calibration)
+        if relation is not budget.neighboring_relation:
+            raise ValueError(
+                f"{type(self).__name__} with accountant={self.accountant!r} states its "
+                f"guarantee under the '{relation.value}' relation ({relation.describe()}), "
+                f"but this budget accounts spends under '{budget.neighboring_relation.value}' "
+                f"({budget.neighboring_relation.describe()}), and the two cannot be composed; "
+                "nothing was charged or trained. Charge such fits to a budget created with "
+                f"PrivacyBudget(..., neighboring_relation='{relation.value}')."
+            )
         budget.charge(
-            calibration.dp_event,
+            spend,
             estimator=type(self).__name__,
             params=params,
             mechanism=mechanism,

@@ -62,7 +62,8 @@ def test_spends_compose_tightly_and_a_refused_fit_records_nothing(data, tmp_path
         reference.compose(est.dp_event_)
     assert spent == pytest.approx(reference.get_epsilon(1e-5), rel=1e-2)
     assert spent < 1.6 < 3 * 0.9
-    # ... and a fourth (about 1.72 composed) does not fit: refused before training, nothing recorded or fitted.
+    # ... and a fourth (about 1.72 composed) does not fit: refused before training, nothing
+    # recorded or fitted.
     est = make(DPLogisticRegression, privacy=(0.9, 1e-5), budget=budget)
     with pytest.raises(BudgetExceededError, match="left"):
         est.fit(X, y)

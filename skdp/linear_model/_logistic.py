@@ -60,8 +60,32 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinearModel):
         Return the average of the last iterates instead of the last one: ``True`` averages
         the last tenth of the steps, a float sets that fraction, ``False`` returns the last
         iterate. Averaging is post-processing: it costs no privacy and cancels noise.
-    accountant : {'pld', 'rdp'}, default='pld'
-        The accountant used to calibrate the noise and report the guarantee.
+    accountant : {'pld', 'rdp', 'last_iterate'}, default='pld'
+        The accountant used to calibrate the noise and report the guarantee. ``'pld'`` and
+        ``'rdp'`` account the whole training trajectory (add/remove-one-row neighbouring,
+        Poisson sampling). ``'last_iterate'`` accounts only the released last iterate, with
+        the bound of Altschuler & Talwar (2022) for projected noisy SGD on convex losses
+        (reported as the minimum of it and the standard bound, under replace-one-row
+        neighbouring): past a burn-in, more epochs cost no more privacy. It also changes the
+        training: batches of exactly ``batch_size`` distinct rows drawn at random at every
+        step, projection onto the ball of radius ``projection_radius`` after every step, and
+        no averaging. It requires ``optimizer='noisy_sgd'``, ``projection_radius``,
+        ``max_row_norm``, ``average=False`` and ``eta0 <= 2 / M`` (see Notes), and is refused
+        otherwise, before anything is charged or trained.
+    projection_radius : float, default=None
+        Radius of the L2 ball, centred at 0, onto which all parameters (coefficients and
+        intercept together) are projected after every step; ``None``: no projection.
+        Required by ``accountant='last_iterate'``, whose bound grows with the diameter
+        ``2 * projection_radius``: a smaller ball gives a shorter burn-in and less noise but
+        may exclude the best model. Choose it without looking at the private data. With the
+        other accountants it is optional (projection is post-processing).
+    max_row_norm : float, default=None
+        Public bound on the L2 norm of the rows of ``X``: during ``fit``, rows with a larger
+        norm are scaled down to it (a per-row transformation, free under DP; predictions use
+        rows as given). Required by ``accountant='last_iterate'``, whose step-size limit
+        depends on the smoothness of the loss, which must hold for every possible row and so
+        cannot come from the data (see Notes). Take it from the public ranges of the
+        features. Optional with the other accountants.
     classes : array-like of shape (n_classes,), default=None
         The public list of class labels. By default it is read from ``y`` as scikit-learn
         does, which treats the set of labels present in the data as public.
@@ -88,8 +112,11 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinearModel):
         Intercepts.
     privacy_spent_ : tuple of (float, float)
         The ``(epsilon, delta)`` proven for this fit by the accountant; never above ``privacy``.
-    dp_event_ : dp_accounting.DpEvent
-        A description of the whole run, which any ``dp_accounting`` accountant can re-account.
+    dp_event_ : dp_accounting.DpEvent or skdp.budget.RdpCurve
+        What the fit spent, as charged to a ``budget``: with ``accountant='pld'`` or ``'rdp'`` a
+        DpEvent of the whole run, which any ``dp_accounting`` accountant can re-account; with
+        ``accountant='last_iterate'`` the RDP curve of the released last iterate (orders and
+        RDP values, replace-one relation), which converts to at most ``privacy_spent_``.
     noise_multiplier_ : float
         Standard deviation of the noise on each clipped sum divided by ``max_grad_norm``
         (0 for a non-private fit).
@@ -116,6 +143,33 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinearModel):
     from the data steers training: the step size, batch size and number of steps are fixed in
     advance, and verbose output shows only released noisy gradients.
 
+    ``accountant='last_iterate'`` (Altschuler & Talwar 2022, eq. B.2/B.3; implementer's notes
+    in ``shared/specs/noisy_sgd_last_iterate_privacy.md``) needs every per-example loss to be
+    convex and ``M``-smooth for every possible row, with gradients bounded by ``L``, and
+    ``eta0 <= 2 / M`` so that every per-example step is a contraction. Here:
+
+    - ``L = max_grad_norm``. Clipping stays on: for two classes the clipped logistic loss is
+      a convex "huberised" loss with no more curvature than the original.
+    - ``M = R^2 / 4 + l2`` for two classes, ``R^2 / 2 + l2`` for more, with
+      ``R^2 = max_row_norm^2 + 1`` (the intercept acts as a constant feature 1;
+      ``R = max_row_norm`` when ``fit_intercept=False``) and ``l2 = 1 / (C n)``.
+    - With more than two classes, clipping the softmax gradient would break convexity, so it
+      must never act: ``max_grad_norm >= sqrt(2) R`` is required.
+    - Strong convexity ``m = l2`` when the penalty covers every parameter
+      (``fit_intercept=False``): the strongly convex bound (eq. B.3) then reaches its plateau
+      after about ``1 / (eta0 * l2)`` steps. scikit-learn does not penalise the intercept, so
+      with ``fit_intercept=True`` ``m = 0`` and the convex bound (eq. B.2) applies; to get
+      the strongly convex one with an intercept, add a constant column (e.g. 1) to ``X`` and
+      set ``fit_intercept=False``.
+
+    Without strong convexity, privacy stops growing after a burn-in of about
+    ``2 * projection_radius * batch_size / (max_grad_norm * eta0)`` epochs (the bound departs
+    from the standard one after one to three times that), so small batches, a small ball and
+    the largest allowed step shorten it. The guarantee covers only the last iterate, under the
+    replace-one relation: ``dp_event_`` is then the proven RDP curve (no ``dp_accounting``
+    event describes this bound), and a ``budget`` must have been created with
+    ``neighboring_relation='replace_one'``.
+
     Examples
     --------
     >>> from sklearn.datasets import make_classification
@@ -126,11 +180,23 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinearModel):
     True
     >>> bool(clf.score(X, y) > 0.8)
     True
+
+    The last-iterate accountant: rows scaled to norm at most 6 (R^2 = 37 with the intercept,
+    M = 37 / 4 + 1 / (C n)), so eta0 must be at most about 0.216.
+
+    >>> clf = DPLogisticRegression(
+    ...     privacy=(1.0, 1e-6), accountant="last_iterate", projection_radius=2.0,
+    ...     max_row_norm=6.0, eta0=0.2, average=False, batch_size=32, max_iter=20,
+    ...     random_state=0).fit(X, y)
+    >>> clf.privacy_spent_[0] <= 1.0
+    True
+    >>> bool(np.linalg.norm(np.r_[clf.coef_.ravel(), clf.intercept_]) <= 2.0)
+    True
     """
 
     _parameter_constraints: dict = {
         **BaseDPLinearModel._parameter_constraints,
-        "C": [Interval(Real, 0, None, closed="neither")],
+        "C": [Interval(Real, 0, None, closed="right")],  # np.inf: no penalty, as documented
         "classes": ["array-like", None],
     }
 
@@ -148,6 +214,8 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinearModel):
         fit_intercept=True,
         average=True,
         accountant="pld",
+        projection_radius=None,
+        max_row_norm=None,
         classes=None,
         budget=None,
         device="auto",
@@ -165,6 +233,8 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinearModel):
         self.fit_intercept = fit_intercept
         self.average = average
         self.accountant = accountant
+        self.projection_radius = projection_radius
+        self.max_row_norm = max_row_norm
         self.classes = classes
         self.budget = budget
         self.device = device

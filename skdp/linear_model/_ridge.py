@@ -57,8 +57,32 @@ class DPRidge(RegressorMixin, BaseDPLinearModel):
         Return the average of the last iterates instead of the last one: ``True`` averages
         the last tenth of the steps, a float sets that fraction, ``False`` returns the last
         iterate. Averaging is post-processing: it costs no privacy and cancels noise.
-    accountant : {'pld', 'rdp'}, default='pld'
-        The accountant used to calibrate the noise and report the guarantee.
+    accountant : {'pld', 'rdp', 'last_iterate'}, default='pld'
+        The accountant used to calibrate the noise and report the guarantee. ``'pld'`` and
+        ``'rdp'`` account the whole training trajectory (add/remove-one-row neighbouring,
+        Poisson sampling). ``'last_iterate'`` accounts only the released last iterate, with
+        the bound of Altschuler & Talwar (2022) for projected noisy SGD on convex losses
+        (reported as the minimum of it and the standard bound, under replace-one-row
+        neighbouring): past a burn-in, more epochs cost no more privacy. It also changes the
+        training: batches of exactly ``batch_size`` distinct rows drawn at random at every
+        step, projection onto the ball of radius ``projection_radius`` after every step, and
+        no averaging. It requires ``optimizer='noisy_sgd'``, ``projection_radius``,
+        ``max_row_norm``, ``average=False`` and ``eta0 <= 2 / M`` (see Notes), and is refused
+        otherwise, before anything is charged or trained.
+    projection_radius : float, default=None
+        Radius of the L2 ball, centred at 0, onto which all parameters (coefficients and
+        intercept together) are projected after every step; ``None``: no projection.
+        Required by ``accountant='last_iterate'``, whose bound grows with the diameter
+        ``2 * projection_radius``: a smaller ball gives a shorter burn-in and less noise but
+        may exclude the best model. Choose it without looking at the private data. With the
+        other accountants it is optional (projection is post-processing).
+    max_row_norm : float, default=None
+        Public bound on the L2 norm of the rows of ``X``: during ``fit``, rows with a larger
+        norm are scaled down to it (a per-row transformation, free under DP; predictions use
+        rows as given). Required by ``accountant='last_iterate'``, whose step-size limit
+        depends on the smoothness of the loss, which must hold for every possible row and so
+        cannot come from the data (see Notes). Take it from the public ranges of the
+        features. Optional with the other accountants.
     budget : skdp.PrivacyBudget, default=None
         A privacy ledger to charge: the fit's spend is recorded there before the data is
         touched, and a fit that would exceed the budget raises
@@ -80,8 +104,11 @@ class DPRidge(RegressorMixin, BaseDPLinearModel):
         Intercept.
     privacy_spent_ : tuple of (float, float)
         The ``(epsilon, delta)`` proven for this fit; never above ``privacy``.
-    dp_event_ : dp_accounting.DpEvent
-        A description of the whole run, which any ``dp_accounting`` accountant can re-account.
+    dp_event_ : dp_accounting.DpEvent or skdp.budget.RdpCurve
+        What the fit spent, as charged to a ``budget``: with ``accountant='pld'`` or ``'rdp'`` a
+        DpEvent of the whole run, which any ``dp_accounting`` accountant can re-account; with
+        ``accountant='last_iterate'`` the RDP curve of the released last iterate (orders and
+        RDP values, replace-one relation), which converts to at most ``privacy_spent_``.
     noise_multiplier_ : float
         Standard deviation of the noise on each clipped sum divided by ``max_grad_norm``.
     batch_size_ : int
@@ -101,6 +128,34 @@ class DPRidge(RegressorMixin, BaseDPLinearModel):
     --------
     DPLogisticRegression : Logistic regression trained with differential privacy.
 
+    Notes
+    -----
+    The number of rows ``n`` is treated as public, as in every DP-SGD library.
+
+    ``accountant='last_iterate'`` (Altschuler & Talwar 2022, eq. B.2/B.3; implementer's notes
+    in ``shared/specs/noisy_sgd_last_iterate_privacy.md``) needs every per-example loss to be
+    convex and ``M``-smooth for every possible row, with gradients bounded by ``L``, and
+    ``eta0 <= 2 / M`` so that every per-example step is a contraction. Here:
+
+    - ``L = max_grad_norm``. Clipping stays on: the clipped squared error is a convex Huber
+      loss with no more curvature than the original, so targets need no bound of their own.
+    - ``M = R^2 + l2``, with ``R^2 = max_row_norm^2 + 1`` (the intercept acts as a constant
+      feature 1; ``R = max_row_norm`` when ``fit_intercept=False``) and ``l2 = alpha / n``.
+    - Strong convexity ``m = l2`` when the penalty covers every parameter
+      (``fit_intercept=False``): the strongly convex bound (eq. B.3) then reaches its plateau
+      after about ``1 / (eta0 * l2)`` steps. The intercept is not penalised, as in
+      scikit-learn, so with ``fit_intercept=True`` ``m = 0`` and the convex bound (eq. B.2)
+      applies; to get the strongly convex one with an intercept, add a constant column (e.g.
+      1) to ``X`` and set ``fit_intercept=False``.
+
+    Without strong convexity, privacy stops growing after a burn-in of about
+    ``2 * projection_radius * batch_size / (max_grad_norm * eta0)`` epochs (the bound departs
+    from the standard one after one to three times that), so small batches, a small ball and
+    the largest allowed step shorten it. The guarantee covers only the last iterate, under the
+    replace-one relation: ``dp_event_`` is then the proven RDP curve (no ``dp_accounting``
+    event describes this bound), and a ``budget`` must have been created with
+    ``neighboring_relation='replace_one'``.
+
     Examples
     --------
     >>> import numpy as np
@@ -109,6 +164,18 @@ class DPRidge(RegressorMixin, BaseDPLinearModel):
     >>> X = rng.normal(size=(20000, 5))
     >>> y = X @ np.array([0.5, -0.3, 0.2, 0.0, 0.1]) + 0.1 * rng.normal(size=20000)
     >>> reg = DPRidge(privacy=(1.0, 1e-6), random_state=0).fit(X, y)
+    >>> bool(reg.score(X, y) > 0.9)
+    True
+
+    The last-iterate accountant with the strongly convex bound (no intercept, so the penalty
+    covers every coefficient): rows scaled to norm at most 4, M = 16 + alpha / n.
+
+    >>> reg = DPRidge(
+    ...     privacy=(1.0, 1e-6), accountant="last_iterate", alpha=200.0, fit_intercept=False,
+    ...     projection_radius=1.0, max_row_norm=4.0, eta0=0.1, average=False, batch_size=64,
+    ...     max_iter=10, random_state=0).fit(X, y)
+    >>> reg.privacy_spent_[0] <= 1.0
+    True
     >>> bool(reg.score(X, y) > 0.9)
     True
     """
@@ -132,6 +199,8 @@ class DPRidge(RegressorMixin, BaseDPLinearModel):
         fit_intercept=True,
         average=True,
         accountant="pld",
+        projection_radius=None,
+        max_row_norm=None,
         budget=None,
         device="auto",
         random_state=None,
@@ -148,6 +217,8 @@ class DPRidge(RegressorMixin, BaseDPLinearModel):
         self.fit_intercept = fit_intercept
         self.average = average
         self.accountant = accountant
+        self.projection_radius = projection_radius
+        self.max_row_norm = max_row_norm
         self.budget = budget
         self.device = device
         self.random_state = random_state

@@ -460,6 +460,7 @@ def test_projection_and_row_bound_also_work_with_the_standard_accountant(binary)
         ({"max_row_norm": None}, "needs max_row_norm"),
         ({"average": True}, "set average=False"),
         ({"average": 0.5}, "set average=False"),
+        ({"verbose": 1}, "set verbose=0"),
         ({"eta0": 8.5}, r"2 / M = 8\b.*eta0 <= 8\b"),
         ({"eta0": 2.0, "max_row_norm": 3.0}, r"M = 0\.25 R\^2 \+ l2 = 2\.25"),
         ({"optimizer": "adaclip"}, "optimizer='noisy_sgd' only"),
@@ -489,6 +490,18 @@ def test_ridge_step_size_refusal_says_which_step_is_allowed(regression):
                   max_row_norm=2.0, average=False)  # eta0=0.5 > 2 / (4 + 1 + 1/n)
     with pytest.raises(ValueError, match=r"M = 1 R\^2 \+ l2 = 5\.001 .*eta0 <= 0\.39992"):
         est.fit(X, y)
+
+
+def test_multi_output_ridge(regression):
+    # Clipping a vector residual to a ball is the gradient of a Huber function: allowed.
+    X, y = regression
+    Y = np.c_[y, -y]
+    est = DPRidge(privacy=(1.0, DELTA), accountant="last_iterate", projection_radius=1.0,
+                  max_row_norm=1.0, eta0=0.9, batch_size=20, max_iter=3, average=False,
+                  random_state=0).fit(X, Y)
+    assert est.coef_.shape == (2, 4)
+    assert released_norm(est) <= 1.0
+    assert est.privacy_spent_[0] <= 1.0
 
 
 def test_mlps_do_not_offer_the_last_iterate_accountant(binary):

@@ -141,6 +141,11 @@ class BaseDPLinearModel(BaseDPEstimator):
                 f"{what} covers the last iterate only, and averaging iterates is provably less "
                 f"private; set average=False (got average={self.average!r})"
             )
+        if self.verbose:
+            raise ValueError(
+                f"{what} covers the last iterate only, and verbose output shows statistics of "
+                "the intermediate noisy gradients, which it does not protect; set verbose=0"
+            )
         row_bound = model.augmented_row_bound(self.max_row_norm)
         if not model.clipping_keeps_convexity:
             needed = model.gradient_norm_bound(self.max_row_norm) / CLIP_SAFETY

@@ -250,6 +250,8 @@ def main(argv=None) -> int:
             "twice the noise before the burn-in ends.",
         ],
     )
+    # Workers import this file as a module (functions of __main__ do not unpickle there).
+    import bench_last_iterate as module
     from joblib import Parallel, delayed
 
     for name in args.datasets:
@@ -273,7 +275,7 @@ def main(argv=None) -> int:
         tasks = [(name, c, e, s) for e in epochs for c in configs for s in seeds]
         start = time.perf_counter()
         results = Parallel(n_jobs=args.jobs)(
-            delayed(fit_one)(*task, args.epsilon) for task in tasks
+            delayed(module.fit_one)(*task, args.epsilon) for task in tasks
         )
         by_key: dict = {}
         for (_, c, e, _), r in zip(tasks, results, strict=True):

@@ -7,16 +7,20 @@ way for all of them.
 
 from __future__ import annotations
 
+from numbers import Real
+
 import dp_accounting
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._engine._device import FitRandomness, resolve_device
 from ._engine._model import DPModel
 from ._engine._noisy_sgd import SGDSettings, TrainingData
 from ._engine._optimizers import make_optimizer
+from ._engine._step_sizes import LEARNING_RATE_SCHEDULES
 from ._validation import check_privacy, warn_if_delta_large
 from .accounting import (
     Calibration,
@@ -26,9 +30,15 @@ from .accounting import (
     calibrate,
     privacy_statement,
 )
+from .accounting._schedules import NOISE_SCHEDULES
 from .budget import BudgetExceededError, PrivacyBudget, RdpCurve, current_budget
 
-__all__ = ["BaseDPEstimator", "resolve_batch_size", "resolve_average"]
+__all__ = [
+    "BaseDPEstimator",
+    "SCHEDULE_CONSTRAINTS",
+    "resolve_batch_size",
+    "resolve_average",
+]
 
 # Defaults measured on Adult and diamonds with the public preprocessing (benchmarks/tune_defaults.py
 # and docs/benchmarks.md): large batches favour DP (noise per example falls as 1/batch), and
@@ -112,8 +122,26 @@ def _spend(calibration: Calibration | LastIterateCalibration) -> dp_accounting.D
     return calibration.dp_event
 
 
+# Parameters every estimator shares for step-size and noise schedules.
+SCHEDULE_CONSTRAINTS: dict = {
+    "learning_rate": [StrOptions(set(LEARNING_RATE_SCHEDULES))],
+    "power_t": [Interval(Real, 0, None, closed="left")],
+    "noise_schedule": [StrOptions(set(NOISE_SCHEDULES))],
+    "noise_decay": [Interval(Real, 0, 1, closed="right")],
+}
+
+
 class BaseDPEstimator(BaseEstimator):
     """Base class of every skdp estimator: the shared private fit and the privacy report."""
+
+    def _schedule_settings(self) -> dict:
+        """The :class:`SGDSettings` fields of the step-size and noise schedules."""
+        return dict(
+            learning_rate_schedule=self.learning_rate,
+            power_t=float(self.power_t),
+            noise_schedule=self.noise_schedule,
+            noise_decay=float(self.noise_decay),
+        )
 
     def _public_facts(self) -> list[str]:
         """Facts about the data that the fit treats as public (shown in the privacy report)."""

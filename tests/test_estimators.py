@@ -79,7 +79,7 @@ def test_delta_not_below_one_over_n_warns(Estimator, binary):
 
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
-@pytest.mark.parametrize("name", ["adp_sgd", "adaclip", "diff2"])
+@pytest.mark.parametrize("name", ["adaclip", "diff2"])
 def test_planned_optimizers_raise_not_implemented(Estimator, name, binary):
     X, y = binary
     with pytest.raises(NotImplementedError, match="not available in this version"):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from ..accounting import (
@@ -24,9 +25,16 @@ from ..accounting import (
     Sampling,
     check_last_iterate_conditions,
 )
+from ..accounting._schedules import (
+    adp_noise_shape,
+    noise_shape,
+    plan_from_shape,
+    quantize_shape,
+)
 from ._device import FitRandomness
 from ._model import DPModel
 from ._sampling import FixedSizeSampler, FullBatchSampler, PoissonSampler
+from ._step_sizes import AdaGradNorm, fixed_learning_rates
 
 __all__ = [
     "PROJECTION_SAFETY",
@@ -34,6 +42,7 @@ __all__ = [
     "TrainingData",
     "NoisySGD",
     "ProjectedNoisySGD",
+    "ADPSGD",
     "project_onto_ball",
     "steps_per_epoch",
 ]
@@ -66,6 +75,30 @@ class SGDSettings:
     # model declares none (non-convex models); only the last-iterate accountant uses them.
     smoothness: float | None = None
     strong_convexity: float = 0.0
+    # Step-size schedule ('constant', 'invscaling', 'adagrad_norm'; ``learning_rate`` is the
+    # initial step size) and the public shape of the noise ('constant' or a decaying schedule
+    # from skdp.accounting._schedules, ending at ``noise_decay`` times its initial level).
+    learning_rate_schedule: str = "constant"
+    power_t: float = 0.5
+    noise_schedule: str = "constant"
+    noise_decay: float = 1.0
+
+    @property
+    def steps_per_epoch(self) -> int:
+        return steps_per_epoch(self.n_samples, self.batch_size)
+
+    def learning_rates(self) -> np.ndarray | None:
+        """The step size of every step, or ``None`` when it is driven by released gradients."""
+        return fixed_learning_rates(
+            self.learning_rate_schedule, self.learning_rate, self.n_steps,
+            self.steps_per_epoch, self.power_t,
+        )
+
+    def schedule_shape(self) -> np.ndarray:
+        """The relative noise level of every step that ``noise_schedule`` asks for."""
+        return noise_shape(
+            self.noise_schedule, self.n_steps, self.steps_per_epoch, self.noise_decay
+        )
 
     @property
     def sampling_rate(self) -> float:
@@ -136,11 +169,23 @@ class NoisySGD:
 
     def __init__(self, settings: SGDSettings) -> None:
         self.settings = settings
+        self.noise_levels = self._noise_levels()
+
+    def _noise_shape(self) -> np.ndarray:
+        """The public relative noise of every step before quantisation."""
+        return self.settings.schedule_shape()
+
+    def _noise_levels(self) -> np.ndarray:
+        """The relative noise of every step as run and accounted (quantised shape)."""
+        shape = self._noise_shape()
+        return quantize_shape(shape / shape.max())
 
     def plan(self) -> PrivacyPlan:
         s = self.settings
         sampling = Sampling.FULL_BATCH if s.sampling_rate >= 1.0 else Sampling.POISSON
-        return PrivacyPlan.constant(s.n_steps, s.sampling_rate, sampling)
+        if np.all(self.noise_levels == 1.0):
+            return PrivacyPlan.constant(s.n_steps, s.sampling_rate, sampling)
+        return plan_from_shape(self.noise_levels, s.sampling_rate, sampling)
 
     def sampler(self, n_samples: int, randomness: FitRandomness):
         """The batch sampler its plan describes (Poisson, or every row)."""
@@ -164,7 +209,10 @@ class NoisySGD:
         radius = s.projection_radius
         private = calibration.is_private
         clip = s.max_grad_norm if private else None
-        noise_std = calibration.noise_multiplier * s.max_grad_norm
+        noise_stds = (calibration.noise_multiplier * s.max_grad_norm * self.noise_levels).tolist()
+        fixed_rates = s.learning_rates()
+        rates = None if fixed_rates is None else fixed_rates.tolist()
+        adagrad = AdaGradNorm(s.learning_rate) if rates is None else None
 
         params = model.init_params(device, randomness.init)
         grad = torch.empty_like(params)
@@ -181,14 +229,19 @@ class NoisySGD:
             Xb, yb, aux_b = data.batch(idx)
             model.clipped_grad_sum(params, Xb, yb, aux_b, clip, out=grad)
             if private:
-                grad.add_(noise.normal_(0.0, noise_std, generator=randomness.noise))
+                grad.add_(noise.normal_(0.0, noise_stds[step], generator=randomness.noise))
             grad.div_(denominator)
             # From here on everything is post-processing of the released noisy gradient.
             if verbose:
                 released_sq_norm += float(grad.square().sum())
+            if adagrad is not None:
+                adagrad.update(grad, (noise_stds[step] / denominator) ** 2 if private else 0.0)
+                rate = adagrad.rate()
+            else:
+                rate = rates[step]
             if penalty is not None:
                 grad.addcmul_(penalty, params)
-            params.sub_(grad, alpha=s.learning_rate)
+            params.sub_(grad, alpha=rate)
             if radius is not None:
                 project_onto_ball(params, radius)
             if step >= average_from:
@@ -228,6 +281,13 @@ class ProjectedNoisySGD(NoisySGD):
     def __init__(self, settings: SGDSettings) -> None:
         super().__init__(settings)
         s = settings
+        if s.learning_rate_schedule != "constant" or not np.all(self.noise_levels == 1.0):
+            raise ValueError(
+                "accountant='last_iterate' needs a constant step size and constant noise "
+                f"(got learning_rate={s.learning_rate_schedule!r}, "
+                f"noise_schedule={s.noise_schedule!r}); use learning_rate='constant' and "
+                "noise_schedule='constant', or the standard accountant ('pld' or 'rdp')"
+            )
         if s.smoothness is None:
             raise ValueError(
                 "accountant='last_iterate' needs a convex model with known smoothness (the "
@@ -265,3 +325,31 @@ class ProjectedNoisySGD(NoisySGD):
         if self._run.full_batch:
             return FullBatchSampler(n_samples)
         return FixedSizeSampler(n_samples, self._run.batch_size, randomness.sampling)
+
+
+class ADPSGD(NoisySGD):
+    """ADP-SGD (Wu et al.): DP-SGD whose per-step noise follows the step size.
+
+    The noise multiplier of step ``t`` is proportional to ``1 / sqrt(eta_t)`` (``alpha_t^2``
+    proportional to ``1 / eta_t``, the optimum of the paper's utility bound), times the shape of
+    ``noise_schedule`` if one is set; the accountant then scales the whole shape so that the run
+    spends exactly the budget (the paper's advanced-composition normalisation is not used: under
+    a tight accountant it can spend about 2.5 times the claimed epsilon). With a constant step
+    size the shape is constant and ADP-SGD is DP-SGD, step for step.
+
+    With ``learning_rate_schedule='adagrad_norm'`` the step sizes are not known in advance, so
+    the noise follows the public proxy ``eta0 / sqrt(1 + t C^2)`` (``C`` the clipping bound: the
+    fastest the accumulator can grow), the paper's fixed alpha schedule
+    ``alpha_t = (b_0^2 + t C)^(1/4)`` with ``b_0 = 1``. The accumulator itself reads only the
+    released noisy gradients.
+    """
+
+    name = "adp_sgd"
+
+    def _noise_shape(self) -> np.ndarray:
+        s = self.settings
+        rates = s.learning_rates()
+        if rates is None:  # adagrad_norm: the public proxy of its step sizes
+            steps = np.arange(s.n_steps, dtype=np.float64)
+            rates = s.learning_rate / np.sqrt(1.0 + steps * s.max_grad_norm**2)
+        return adp_noise_shape(rates) * s.schedule_shape()

@@ -8,15 +8,15 @@ in ``_LAST_ITERATE``.
 
 from __future__ import annotations
 
-from ._noisy_sgd import NoisySGD, ProjectedNoisySGD, SGDSettings
+from ._noisy_sgd import ADPSGD, NoisySGD, ProjectedNoisySGD, SGDSettings
 
 __all__ = ["OPTIMIZER_NAMES", "make_optimizer"]
 
-_AVAILABLE = {"noisy_sgd": NoisySGD}
+_AVAILABLE = {"noisy_sgd": NoisySGD, "adp_sgd": ADPSGD}
 _LAST_ITERATE = {"noisy_sgd": ProjectedNoisySGD}
 # Accepted by the parameter so that code written against the documented API fails loudly and
 # clearly instead of silently training with another method.
-_PLANNED = ("adp_sgd", "adaclip", "diff2")
+_PLANNED = ("adaclip", "diff2")
 OPTIMIZER_NAMES = (*_AVAILABLE, *_PLANNED)
 
 

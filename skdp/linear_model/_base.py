@@ -8,7 +8,12 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import BaseDPEstimator, resolve_average, resolve_batch_size
+from .._base import (
+    SCHEDULE_CONSTRAINTS,
+    BaseDPEstimator,
+    resolve_average,
+    resolve_batch_size,
+)
 from .._engine._glm import CLIP_SAFETY, GLMLoss, LinearModel, rescale_rows
 from .._engine._noisy_sgd import SGDSettings
 from .._engine._optimizers import OPTIMIZER_NAMES
@@ -28,7 +33,7 @@ class BaseDPLinearModel(BaseDPEstimator):
         "privacy": "no_validation",
         "optimizer": [StrOptions(set(OPTIMIZER_NAMES))],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
-        "learning_rate": [StrOptions({"constant"})],
+        **SCHEDULE_CONSTRAINTS,
         "eta0": [Interval(Real, 0, None, closed="neither")],
         "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
@@ -66,6 +71,7 @@ class BaseDPLinearModel(BaseDPEstimator):
             max_grad_norm=float(self.max_grad_norm),
             l2=l2,
             average=resolve_average(self.average),
+            **self._schedule_settings(),
             projection_radius=(
                 None if self.projection_radius is None else float(self.projection_radius)
             ),

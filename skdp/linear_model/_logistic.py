@@ -37,14 +37,34 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinearModel):
         is (epsilon, delta)-DP under add/remove-one-row neighbouring. ``(float('inf'), 0)``
         trains without clipping or noise (a non-private reference).
     optimizer : {'noisy_sgd', 'adp_sgd', 'adaclip', 'diff2'}, default='noisy_sgd'
-        The DP optimizer. Only ``'noisy_sgd'`` is available in this version; the others raise
-        ``NotImplementedError``.
+        The DP optimizer. ``'noisy_sgd'``: DP-SGD. ``'adp_sgd'``: ADP-SGD (Wu et al.), whose
+        per-step noise multiplier is proportional to ``1 / sqrt(step size)``, calibrated with
+        the real accountant over the resulting non-uniform noise; with a constant step size it
+        is exactly ``'noisy_sgd'``. ``'adaclip'`` and ``'diff2'`` are not available in this
+        version and raise ``NotImplementedError``.
     max_grad_norm : float, default=1.0
         Per-example gradient clipping bound (the L2 sensitivity of each noisy sum).
-    learning_rate : {'constant'}, default='constant'
-        Step-size schedule.
+    learning_rate : {'constant', 'invscaling', 'adagrad_norm'}, default='constant'
+        Step-size schedule. ``'constant'``: ``eta0`` at every step. ``'invscaling'``:
+        ``eta0 / (1 + epoch) ** power_t``, with ``epoch = step / steps_per_epoch`` (scikit-learn's
+        inverse scaling, counted in epochs). ``'adagrad_norm'``: ``eta0 / b_t`` with ``b_t^2``
+        accumulating the squared norms of the *released noisy* gradients (minus their expected
+        noise energy), so it is post-processing and costs no privacy.
     eta0 : float, default=2.0
         Step size.
+    power_t : float, default=0.5
+        Exponent of ``'invscaling'``.
+    noise_schedule : {'constant', 'exp_decay', 'step_decay', 'time_decay', 'poly_decay'}, \
+default='constant'
+        Public shape of the noise over the run, for any optimizer: the noise of the last step
+        is ``noise_decay`` times that of the first (``'exp_decay'``: geometric;
+        ``'step_decay'``: constant within an epoch, geometric across epochs; ``'time_decay'``:
+        ``1 / (1 + k u)``; ``'poly_decay'``: cubic, with ``u`` the progress from 0 to 1). Only
+        the shape is chosen: the accountant scales it so that the run spends exactly
+        ``privacy``, composing the actual per-step noise levels (the shape is quantised to at
+        most 16 levels, which are what is run).
+    noise_decay : float in (0, 1], default=0.5
+        Noise at the last step relative to the first, for a decaying ``noise_schedule``.
     batch_size : int or 'auto', default='auto'
         Expected batch size of Poisson sampling. ``'auto'`` uses ``n / 32`` clipped to
         [64, 4096]; values of at least ``n`` mean full-batch gradient descent.
@@ -208,6 +228,9 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinearModel):
         max_grad_norm=1.0,
         learning_rate="constant",
         eta0=2.0,
+        power_t=0.5,
+        noise_schedule="constant",
+        noise_decay=0.5,
         batch_size="auto",
         max_iter=20,
         C=1.0,
@@ -227,6 +250,9 @@ class DPLogisticRegression(ClassifierMixin, BaseDPLinearModel):
         self.max_grad_norm = max_grad_norm
         self.learning_rate = learning_rate
         self.eta0 = eta0
+        self.power_t = power_t
+        self.noise_schedule = noise_schedule
+        self.noise_decay = noise_decay
         self.batch_size = batch_size
         self.max_iter = max_iter
         self.C = C

@@ -8,7 +8,12 @@ import numpy as np
 from scipy.special import expit
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import BaseDPEstimator, resolve_average, resolve_batch_size
+from .._base import (
+    SCHEDULE_CONSTRAINTS,
+    BaseDPEstimator,
+    resolve_average,
+    resolve_batch_size,
+)
 from .._engine._losses import OutputLoss
 from .._engine._mlp import Activation, MLPModel
 from .._engine._noisy_sgd import SGDSettings
@@ -47,7 +52,7 @@ class BaseDPMLP(BaseDPEstimator):
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "learning_rate": [StrOptions({"constant"})],
+        **SCHEDULE_CONSTRAINTS,
         "learning_rate_init": [Interval(Real, 0, None, closed="neither")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "average": ["boolean", Interval(Real, 0, 1, closed="right")],
@@ -82,6 +87,7 @@ class BaseDPMLP(BaseDPEstimator):
             # mean gradient; the same here, with the expected batch size.
             l2=float(self.alpha) / batch_size,
             average=resolve_average(self.average),
+            **self._schedule_settings(),
         )
         activation = Activation(self.activation)
         model = MLPModel(self._layer_sizes(n_features, n_outputs), activation, loss)

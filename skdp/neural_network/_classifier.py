@@ -40,9 +40,11 @@ class DPMLPClassifier(ClassifierMixin, BaseDPMLP):
     activation : {'relu', 'tanh', 'logistic', 'identity'}, default='relu'
         Hidden activation.
     optimizer : {'noisy_sgd', 'adp_sgd', 'adaclip', 'diff2'}, default='noisy_sgd'
-        The DP optimizer (it plays the role of scikit-learn's ``solver``). Only
-        ``'noisy_sgd'`` is available in this version; the others raise
-        ``NotImplementedError``.
+        The DP optimizer (it plays the role of scikit-learn's ``solver``). ``'noisy_sgd'``:
+        DP-SGD. ``'adp_sgd'``: ADP-SGD (Wu et al.), whose per-step noise multiplier is
+        proportional to ``1 / sqrt(step size)``, calibrated with the real accountant; with a
+        constant step size it is exactly ``'noisy_sgd'``. ``'adaclip'`` and ``'diff2'`` are not
+        available in this version and raise ``NotImplementedError``.
     max_grad_norm : float, default=1.0
         Per-example gradient clipping bound (the L2 sensitivity of each noisy sum).
     alpha : float, default=1e-4
@@ -51,12 +53,30 @@ class DPMLPClassifier(ClassifierMixin, BaseDPMLP):
     batch_size : int or 'auto', default='auto'
         Expected batch size of Poisson sampling. ``'auto'`` uses ``n / 32`` clipped to
         [64, 4096]: DP favours larger batches than scikit-learn's 200.
-    learning_rate : {'constant'}, default='constant'
-        Step-size schedule.
+    learning_rate : {'constant', 'invscaling', 'adagrad_norm'}, default='constant'
+        Step-size schedule. ``'constant'``: ``learning_rate_init`` at every step.
+        ``'invscaling'``: ``learning_rate_init / (1 + epoch) ** power_t``, with
+        ``epoch = step / steps_per_epoch`` (scikit-learn's inverse scaling, counted in
+        epochs). ``'adagrad_norm'``: ``learning_rate_init / b_t`` with ``b_t^2`` accumulating
+        the squared norms of the *released noisy* gradients (minus their expected noise
+        energy), so it is post-processing and costs no privacy.
     learning_rate_init : float, default=2.0
         Step size. Much larger than scikit-learn's Adam default because this is plain SGD on
         the clipped, noisy mean gradient of a large batch (measured best on Adult and
         Fashion-MNIST: ``benchmarks/tune_mlp_defaults.py``, docs/benchmarks.md).
+    power_t : float, default=0.5
+        Exponent of ``'invscaling'``.
+    noise_schedule : {'constant', 'exp_decay', 'step_decay', 'time_decay', 'poly_decay'}, \
+default='constant'
+        Public shape of the noise over the run, for any optimizer: the noise of the last step
+        is ``noise_decay`` times that of the first (``'exp_decay'``: geometric;
+        ``'step_decay'``: constant within an epoch, geometric across epochs; ``'time_decay'``:
+        ``1 / (1 + k u)``; ``'poly_decay'``: cubic, with ``u`` the progress from 0 to 1). Only
+        the shape is chosen: the accountant scales it so that the run spends exactly
+        ``privacy``, composing the actual per-step noise levels (the shape is quantised to at
+        most 16 levels, which are what is run).
+    noise_decay : float in (0, 1], default=0.5
+        Noise at the last step relative to the first, for a decaying ``noise_schedule``.
     max_iter : int, default=20
         Number of epochs (each made of ``round(n / batch_size)`` steps). There is no early
         stopping: deciding when to stop from the private loss would leak outside the accounting.
@@ -159,6 +179,9 @@ class DPMLPClassifier(ClassifierMixin, BaseDPMLP):
         batch_size="auto",
         learning_rate="constant",
         learning_rate_init=2.0,
+        power_t=0.5,
+        noise_schedule="constant",
+        noise_decay=0.5,
         max_iter=20,
         average=True,
         accountant="pld",
@@ -177,6 +200,9 @@ class DPMLPClassifier(ClassifierMixin, BaseDPMLP):
         self.batch_size = batch_size
         self.learning_rate = learning_rate
         self.learning_rate_init = learning_rate_init
+        self.power_t = power_t
+        self.noise_schedule = noise_schedule
+        self.noise_decay = noise_decay
         self.max_iter = max_iter
         self.average = average
         self.accountant = accountant

@@ -461,6 +461,8 @@ def test_projection_and_row_bound_also_work_with_the_standard_accountant(binary)
         ({"average": True}, "set average=False"),
         ({"average": 0.5}, "set average=False"),
         ({"verbose": 1}, "set verbose=0"),
+        ({"learning_rate": "invscaling"}, "constant step size and constant noise"),
+        ({"noise_schedule": "exp_decay", "noise_decay": 0.5}, "constant noise"),
         ({"eta0": 8.5}, r"2 / M = 8\b.*eta0 <= 8\b"),
         ({"eta0": 2.0, "max_row_norm": 3.0}, r"M = 0\.25 R\^2 \+ l2 = 2\.25"),
         ({"optimizer": "adaclip"}, "optimizer='noisy_sgd' only"),

@@ -90,8 +90,9 @@ default='constant'
         training: batches of exactly ``batch_size`` distinct rows drawn at random at every
         step, projection onto the ball of radius ``projection_radius`` after every step, and
         no averaging. It requires ``optimizer='noisy_sgd'``, ``projection_radius``,
-        ``max_row_norm``, ``average=False`` and ``eta0 <= 2 / M`` (see Notes), and is refused
-        otherwise, before anything is charged or trained.
+        ``max_row_norm``, ``average=False``, ``verbose=0``, ``learning_rate='constant'``,
+        constant noise and ``eta0 <= 2 / M`` (see Notes), and is refused otherwise, before
+        anything is charged or trained.
     projection_radius : float, default=None
         Radius of the L2 ball, centred at 0, onto which all parameters (coefficients and
         intercept together) are projected after every step; ``None``: no projection.

@@ -591,7 +591,3 @@ def last_iterate_rdp(
             cgf = (1 - t) * (lo - 1) * at_int[lo] + t * (hi - 1) * at_int[hi]
             out[i] = cgf / (alpha - 1)
     return out
-    for i, alpha in enumerate(orders_arr):
-        if run.full_batch or float(alpha).is_integer():
-            out[i] = min(out[i], _best_split(float(alpha), run, z))
-    return out

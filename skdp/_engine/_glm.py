@@ -14,6 +14,7 @@ import numpy as np
 import torch
 
 from ._losses import OutputLoss, output_residuals
+from ._rows import row_norms_float64
 
 __all__ = ["GLMLoss", "LinearModel", "CLIP_SAFETY", "ROW_NORM_SAFETY", "rescale_rows"]
 
@@ -141,7 +142,7 @@ class LinearModel:
         Computed in float64 so that rows with huge values get a large but exact scale; a scale
         beyond the float32 range becomes ``inf``, and such a row then contributes zero.
         """
-        norms = torch.linalg.vector_norm(X, dim=1, dtype=torch.float64)
+        norms = row_norms_float64(X)
         if self.fit_intercept:
             norms = torch.hypot(norms, torch.ones_like(norms))
         return norms.to(X.dtype)

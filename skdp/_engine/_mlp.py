@@ -21,6 +21,7 @@ import torch
 
 from ._glm import CLIP_SAFETY
 from ._losses import OutputLoss, output_residuals
+from ._rows import row_norms_float64
 
 __all__ = ["Activation", "MLPModel"]
 
@@ -127,7 +128,7 @@ class MLPModel:
         It is fixed during a fit, so it is computed once (in float64, so that huge rows give a
         large or infinite value rather than a wrong one) instead of at every step.
         """
-        sq = torch.linalg.vector_norm(X, dim=1, dtype=torch.float64).square_().add_(1.0)
+        sq = row_norms_float64(X).square_().add_(1.0)
         return sq.to(X.dtype)
 
     # --- per-step kernels -------------------------------------------------------------------

@@ -72,7 +72,10 @@ _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 def _check_float32_range(array: np.ndarray, name: str) -> None:
     """Compute is float32: refuse values it cannot represent rather than train on infinities."""
-    if array.dtype.kind == "f" and array.size and float(np.abs(array).max()) > _FLOAT32_MAX:
+    # max and -min rather than abs(array).max(): no temporary copy of the data.
+    if array.dtype.kind == "f" and array.size and max(
+        float(array.max()), -float(array.min())
+    ) > _FLOAT32_MAX:
         raise ValueError(
             f"{name} contains values of magnitude above {_FLOAT32_MAX:.3g}, which skdp's float32 "
             f"computation cannot represent; rescale {name} (features and targets should be on "

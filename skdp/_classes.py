@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import expit, log_expit, log_softmax, softmax
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 
-__all__ = ["encode_classes", "class_facts"]
+__all__ = ["encode_classes", "class_facts", "LogitClassifierMixin"]
 
 
 def encode_classes(y: np.ndarray, classes, estimator: str) -> tuple[np.ndarray, np.ndarray]:
@@ -43,3 +44,65 @@ def class_facts(classes_: np.ndarray, given: bool) -> list[str]:
     """The public-facts line of a classifier's privacy report."""
     source = "given by the user" if given else "read from y"
     return [f"the class labels {classes_.tolist()} ({source})"]
+
+
+class LogitClassifierMixin:
+    """``predict``, ``predict_proba`` and ``predict_log_proba`` from ``self._logits(X)``: one
+    logit per sample for two classes (that of ``classes_[1]``), one per class otherwise."""
+
+    def _logits(self, X) -> np.ndarray:
+        raise NotImplementedError
+
+    def predict(self, X):
+        """Predict class labels.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+            Predicted class labels.
+        """
+        logits = self._logits(X)
+        indices = (logits > 0).astype(int) if logits.ndim == 1 else logits.argmax(axis=1)
+        return self.classes_[indices]
+
+    def predict_proba(self, X):
+        """Class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Probability of each class, in the order of ``classes_``.
+        """
+        logits = self._logits(X)
+        if logits.ndim == 1:
+            positive = expit(logits)
+            return np.column_stack([1.0 - positive, positive])
+        return softmax(logits, axis=1)
+
+    def predict_log_proba(self, X):
+        """Logarithm of the class probabilities.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Samples.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Log-probability of each class, in the order of ``classes_``.
+        """
+        logits = self._logits(X)
+        if logits.ndim == 1:
+            return np.column_stack([log_expit(-logits), log_expit(logits)])
+        return log_softmax(logits, axis=1)

@@ -294,8 +294,7 @@ class ProjectedNoisySGD(NoisySGD):
                 "linear models); this model declares none (neural networks are not convex), so "
                 "use the standard accountant ('pld' or 'rdp')"
             )
-        full_batch = s.batch_size >= s.n_samples
-        check_last_iterate_conditions(
+        run_facts = dict(
             n_samples=s.n_samples,
             batch_size=min(s.batch_size, s.n_samples),
             n_steps=s.n_steps,
@@ -304,19 +303,14 @@ class ProjectedNoisySGD(NoisySGD):
             smoothness=s.smoothness,
             radius=s.projection_radius,
             strong_convexity=s.strong_convexity,
+        )
+        full_batch = s.batch_size >= s.n_samples
+        check_last_iterate_conditions(
+            **run_facts,
             sampling="full_batch" if full_batch else "fixed_size",
             average=s.average,
         )
-        self._run = LastIterateRun(
-            n_samples=s.n_samples,
-            batch_size=min(s.batch_size, s.n_samples),
-            n_steps=s.n_steps,
-            learning_rate=s.learning_rate,
-            max_grad_norm=s.max_grad_norm,
-            smoothness=s.smoothness,
-            radius=s.projection_radius,
-            strong_convexity=s.strong_convexity,
-        )
+        self._run = LastIterateRun(**run_facts)
 
     def plan(self) -> LastIterateRun:  # type: ignore[override]
         return self._run

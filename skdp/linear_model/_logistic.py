@@ -5,19 +5,18 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
-from scipy.special import expit, log_expit, log_softmax, softmax
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import validate_data
 
-from .._classes import class_facts, encode_classes
+from .._classes import LogitClassifierMixin, class_facts, encode_classes
 from .._engine._glm import GLMLoss
 from ._base import BaseDPLinearModel
 
 __all__ = ["DPLogisticRegression"]
 
 
-class DPLogisticRegression(ClassifierMixin, BaseDPLinearModel):
+class DPLogisticRegression(LogitClassifierMixin, ClassifierMixin, BaseDPLinearModel):
     """Logistic regression (binary or multinomial) trained with differential privacy.
 
     The model minimises the same objective as scikit-learn's ``LogisticRegression`` with an L2
@@ -318,56 +317,5 @@ default='constant'
         scores = X @ self.coef_.T + self.intercept_
         return scores.ravel() if scores.shape[1] == 1 else scores
 
-    def predict(self, X):
-        """Predict class labels.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted class labels.
-        """
-        scores = self.decision_function(X)
-        indices = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
-        return self.classes_[indices]
-
-    def predict_proba(self, X):
-        """Class probabilities.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Probability of each class, in the order of ``classes_``.
-        """
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            positive = expit(scores)
-            return np.column_stack([1.0 - positive, positive])
-        return softmax(scores, axis=1)
-
-    def predict_log_proba(self, X):
-        """Logarithm of the class probabilities.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-            Log-probability of each class, in the order of ``classes_``.
-        """
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return np.column_stack([log_expit(-scores), log_expit(scores)])
-        return log_softmax(scores, axis=1)
+    def _logits(self, X) -> np.ndarray:
+        return self.decision_function(X)

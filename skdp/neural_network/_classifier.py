@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit, log_softmax, softmax
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils.validation import validate_data
 
-from .._classes import class_facts, encode_classes
+from .._classes import LogitClassifierMixin, class_facts, encode_classes
 from .._engine._losses import OutputLoss
 from ._base import BaseDPMLP
 
 __all__ = ["DPMLPClassifier"]
 
 
-class DPMLPClassifier(ClassifierMixin, BaseDPMLP):
+class DPMLPClassifier(LogitClassifierMixin, ClassifierMixin, BaseDPMLP):
     """Multilayer perceptron classifier trained with differential privacy.
 
     The network is scikit-learn's ``MLPClassifier`` (dense layers, the same initialisation,
@@ -242,57 +241,3 @@ default='constant'
     def _logits(self, X) -> np.ndarray:
         logits = self._forward(X)
         return logits.ravel() if logits.shape[1] == 1 else logits
-
-    def predict(self, X):
-        """Predict class labels.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-            Predicted class labels.
-        """
-        logits = self._logits(X)
-        indices = (logits > 0).astype(int) if logits.ndim == 1 else logits.argmax(axis=1)
-        return self.classes_[indices]
-
-    def predict_proba(self, X):
-        """Class probabilities.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Probability of each class, in the order of ``classes_``.
-        """
-        logits = self._logits(X)
-        if logits.ndim == 1:
-            positive = expit(logits)
-            return np.column_stack([1.0 - positive, positive])
-        return softmax(logits, axis=1)
-
-    def predict_log_proba(self, X):
-        """Logarithm of the class probabilities.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-            Samples.
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-            Log-probability of each class, in the order of ``classes_``.
-        """
-        logits = self._logits(X)
-        if logits.ndim == 1:
-            logits = np.column_stack([np.zeros_like(logits), logits])
-        return log_softmax(logits, axis=1)

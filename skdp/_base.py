@@ -282,6 +282,15 @@ class BaseDPEstimator(BaseEstimator):
         check_is_fitted(self, "privacy_spent_")
         return self._privacy_report
 
+    def _validate_regression_data(self, X, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(X, y, targets)``: validated data, ``y`` as float64, and ``targets`` with one
+        column per output (what the squared loss trains on)."""
+        X, y = validate_data(
+            self, X, y, dtype=[np.float64, np.float32], multi_output=True, y_numeric=True
+        )
+        y = np.asarray(y, dtype=np.float64)
+        return X, y, (y.reshape(-1, 1) if y.ndim == 1 else y)
+
     def _validate_X_predict(self, X) -> np.ndarray:
         check_is_fitted(self)
         return validate_data(self, X, reset=False, dtype=[np.float64, np.float32])

@@ -6,7 +6,9 @@ import numpy as np
 from scipy.special import expit, log_expit, log_softmax, softmax
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 
-__all__ = ["encode_classes", "class_facts", "LogitClassifierMixin"]
+from ._engine._losses import OutputLoss
+
+__all__ = ["encode_classes", "class_facts", "output_loss", "LogitClassifierMixin"]
 
 
 def encode_classes(y: np.ndarray, classes, estimator: str) -> tuple[np.ndarray, np.ndarray]:
@@ -38,6 +40,14 @@ def encode_classes(y: np.ndarray, classes, estimator: str) -> tuple[np.ndarray, 
             f"contains only one class: {labels[0]!r}"
         )
     return labels, np.searchsorted(labels, y)
+
+
+def output_loss(classes_: np.ndarray) -> tuple[OutputLoss, int]:
+    """The loss and number of outputs for these classes: one logistic logit for two classes
+    (that of ``classes_[1]``), a softmax over all of them otherwise."""
+    if classes_.size == 2:
+        return OutputLoss.LOGISTIC, 1
+    return OutputLoss.SOFTMAX, int(classes_.size)
 
 
 def class_facts(classes_: np.ndarray, given: bool) -> list[str]:

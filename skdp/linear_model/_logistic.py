@@ -9,8 +9,7 @@ from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import validate_data
 
-from .._classes import LogitClassifierMixin, class_facts, encode_classes
-from .._engine._glm import GLMLoss
+from .._classes import LogitClassifierMixin, class_facts, encode_classes, output_loss
 from ._base import BaseDPLinearModel
 
 __all__ = ["DPLogisticRegression"]
@@ -290,12 +289,8 @@ default='constant'
             The fitted estimator.
         """
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], y_numeric=False)
-        classes, targets = encode_classes(y, self.classes, type(self).__name__)
-        self.classes_ = classes
-        if classes.size == 2:
-            loss, n_outputs = GLMLoss.LOGISTIC, 1
-        else:
-            loss, n_outputs = GLMLoss.SOFTMAX, classes.size
+        self.classes_, targets = encode_classes(y, self.classes, type(self).__name__)
+        loss, n_outputs = output_loss(self.classes_)
         coef, intercept = self._fit_linear(X, targets, loss, n_outputs)
         self.coef_, self.intercept_ = coef, intercept
         return self

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 from numbers import Real
 
-import numpy as np
 from sklearn.base import RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import validate_data
 
 from .._engine._glm import GLMLoss
 from ._base import BaseDPLinearModel
@@ -275,11 +273,7 @@ default='constant'
         self : DPRidge
             The fitted estimator.
         """
-        X, y = validate_data(
-            self, X, y, dtype=[np.float64, np.float32], multi_output=True, y_numeric=True
-        )
-        y = np.asarray(y, dtype=np.float64)
-        targets = y.reshape(-1, 1) if y.ndim == 1 else y
+        X, y, targets = self._validate_regression_data(X, y)
         coef, intercept = self._fit_linear(X, targets, GLMLoss.SQUARED, targets.shape[1])
         if y.ndim == 1:
             self.coef_, self.intercept_ = coef.ravel(), float(intercept[0])

@@ -6,8 +6,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils.validation import validate_data
 
-from .._classes import LogitClassifierMixin, class_facts, encode_classes
-from .._engine._losses import OutputLoss
+from .._classes import LogitClassifierMixin, class_facts, encode_classes, output_loss
 from ._base import BaseDPMLP
 
 __all__ = ["DPMLPClassifier"]
@@ -232,11 +231,7 @@ default='constant'
         """
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], y_numeric=False)
         self.classes_, targets = encode_classes(y, self.classes, type(self).__name__)
-        if self.classes_.size == 2:
-            loss, n_outputs = OutputLoss.LOGISTIC, 1
-        else:
-            loss, n_outputs = OutputLoss.SOFTMAX, self.classes_.size
-        return self._fit_mlp(X, targets, loss, n_outputs)
+        return self._fit_mlp(X, targets, *output_loss(self.classes_))
 
     def _logits(self, X) -> np.ndarray:
         logits = self._forward(X)

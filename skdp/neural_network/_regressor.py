@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import numpy as np
 from sklearn.base import RegressorMixin, _fit_context
-from sklearn.utils.validation import validate_data
 
 from .._engine._losses import OutputLoss
 from ._base import BaseDPMLP
@@ -220,11 +218,7 @@ default='constant'
         self : DPMLPRegressor
             The fitted estimator.
         """
-        X, y = validate_data(
-            self, X, y, dtype=[np.float64, np.float32], multi_output=True, y_numeric=True
-        )
-        y = np.asarray(y, dtype=np.float64)
-        targets = y.reshape(-1, 1) if y.ndim == 1 else y
+        X, y, targets = self._validate_regression_data(X, y)
         self._fit_mlp(X, targets, OutputLoss.SQUARED, targets.shape[1])
         self._single_output = y.ndim == 1
         return self

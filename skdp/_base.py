@@ -7,6 +7,7 @@ way for all of them.
 
 from __future__ import annotations
 
+import contextvars
 from numbers import Real
 
 import dp_accounting
@@ -35,6 +36,8 @@ from .budget import BudgetExceededError, PrivacyBudget, RdpCurve, current_budget
 
 __all__ = [
     "BaseDPEstimator",
+    "PlannedSpend",
+    "planned_spend",
     "SCHEDULE_CONSTRAINTS",
     "resolve_batch_size",
     "resolve_average",
@@ -125,6 +128,43 @@ def _spend(calibration: Calibration | LastIterateCalibration) -> dp_accounting.D
     return calibration.dp_event
 
 
+# Set while planned_spend() runs a fit as far as calibration: the fit then stops before the
+# budget is charged and before the data is used for training.
+_PLAN_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("skdp_plan_only", default=False)
+
+
+class PlannedSpend(Exception):
+    """Raised by a fit run under :func:`planned_spend` once its noise is calibrated; carries
+    what the fit would spend. An exception, so that no fitted state is recorded."""
+
+    def __init__(self, calibration, spend) -> None:
+        super().__init__("planned spend")
+        self.calibration = calibration
+        self.spend = spend
+
+
+def planned_spend(estimator, X, y=None) -> PlannedSpend:
+    """What fitting ``estimator`` on data shaped like ``(X, y)`` would spend, without fitting.
+
+    Runs a clone's ``fit`` through validation, planning and calibration only: nothing is
+    charged to any budget, nothing is trained, and ``estimator`` itself is not changed. The
+    data is only validated (its shape, number of rows and classes are public facts of a fit).
+    Calibration is deterministic, so a later real fit with the same parameters on the same data
+    spends exactly ``.spend`` (a DpEvent, or an RdpCurve for the last-iterate accountant), with
+    ``.calibration`` holding the noise multiplier and the proven (epsilon, delta).
+    """
+    from sklearn.base import clone
+
+    token = _PLAN_ONLY.set(True)
+    try:
+        clone(estimator).fit(X, y)
+    except PlannedSpend as planned:
+        return planned
+    finally:
+        _PLAN_ONLY.reset(token)
+    raise TypeError(f"{type(estimator).__name__} does not use skdp's private fit flow")
+
+
 # Parameters every estimator shares for step-size and noise schedules.
 SCHEDULE_CONSTRAINTS: dict = {
     "learning_rate": [StrOptions(set(LEARNING_RATE_SCHEDULES))],
@@ -182,6 +222,8 @@ class BaseDPEstimator(BaseEstimator):
         # 2. Calibrate the noise to the target (no data is read).
         calibration = _calibrate(plan, epsilon, delta, self.accountant)
         spend = _spend(calibration)
+        if _PLAN_ONLY.get():
+            raise PlannedSpend(calibration, spend)
 
         # The ledger is asked before the data is touched; once charged, a fit stays charged.
         self._charge_budget(calibration, spend, mechanism)

@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ._engine._device import FitRandomness, resolve_device
 from ._engine._model import DPModel
 from ._engine._noisy_sgd import SGDSettings, TrainingData
-from ._engine._optimizers import make_optimizer
+from ._engine._optimizers import is_full_batch_only, make_optimizer
 from ._engine._step_sizes import LEARNING_RATE_SCHEDULES
 from ._validation import check_privacy, warn_if_delta_large
 from .accounting import (
@@ -54,8 +54,20 @@ AUTO_BATCH_FRACTION = 1 / 32  # expected batch ~ 3% of the rows ...
 AUTO_BATCH_MIN, AUTO_BATCH_MAX = 64, 4096  # ... within these limits (and never above n)
 
 
-def resolve_batch_size(batch_size, n_samples: int) -> int:
-    """``'auto'`` -> a public function of n only; an int is capped at n (full batch)."""
+def resolve_batch_size(batch_size, n_samples: int, optimizer: str | None = None) -> int:
+    """``'auto'`` -> a public function of n only; an int is capped at n (full batch).
+
+    A full-batch optimizer (diff2) trains on every row: ``'auto'`` is then ``n``, and a smaller
+    explicit batch size is refused rather than ignored.
+    """
+    if optimizer is not None and is_full_batch_only(optimizer):
+        if batch_size != "auto" and batch_size < n_samples:
+            raise ValueError(
+                f"optimizer={optimizer!r} is full-batch gradient descent: every round uses "
+                f"every row, so batch_size={batch_size!r} (< n_samples={n_samples}) cannot be "
+                "honoured; use batch_size='auto'"
+            )
+        return int(n_samples)
     if batch_size == "auto":
         batch_size = int(
             np.clip(round(n_samples * AUTO_BATCH_FRACTION), AUTO_BATCH_MIN, AUTO_BATCH_MAX)

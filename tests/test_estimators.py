@@ -79,11 +79,24 @@ def test_delta_not_below_one_over_n_warns(Estimator, binary):
 
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
-@pytest.mark.parametrize("name", ["adaclip", "diff2"])
-def test_planned_optimizers_raise_not_implemented(Estimator, name, binary):
+@pytest.mark.parametrize("name", ["noisy_sgd", "adp_sgd", "adaclip", "diff2"])
+def test_every_optimizer_fits_every_estimator(Estimator, name, binary):
     X, y = binary
-    with pytest.raises(NotImplementedError, match="not available in this version"):
-        Estimator(optimizer=name).fit(X, y)
+    est = Estimator(optimizer=name, max_iter=3, random_state=0).fit(X, y)
+    assert np.isfinite(est.predict(X).astype(float)).all()
+    assert est.privacy_spent_[0] <= 1.0
+    assert f"optimizer={name!r}" in est.privacy_report()
+
+
+@pytest.mark.parametrize("Estimator", ESTIMATORS)
+def test_unknown_optimizer_params_are_refused_with_the_accepted_names(Estimator, binary):
+    X, y = binary
+    with pytest.raises(ValueError, match="accepts .*gamma"):
+        Estimator(optimizer="adaclip", optimizer_params={"gama": 0.5}).fit(X, y)
+    with pytest.raises(ValueError, match="takes no optimizer_params"):
+        Estimator(optimizer="noisy_sgd", optimizer_params={"gamma": 0.5}).fit(X, y)
+    with pytest.raises(ValueError, match="restart_period"):
+        Estimator(optimizer="diff2", optimizer_params={"restart_period": 0}).fit(X, y)
 
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)

@@ -13,14 +13,12 @@ import math
 import numpy as np
 import torch
 
+from ._factored import Block, ParamBlock
 from ._losses import OutputLoss, output_residuals
 from ._rows import row_norms_float64
+from ._safety import CLIP_SAFETY
 
 __all__ = ["GLMLoss", "LinearModel", "CLIP_SAFETY", "ROW_NORM_SAFETY", "rescale_rows"]
-
-# Clip to a hair below the bound so that float32 rounding of the norm can never push a clipped
-# contribution above the sensitivity the accountant assumes.
-CLIP_SAFETY = 1.0 - 1e-5
 
 
 # Rows are rescaled to a hair below the public bound, so that rounding to float32 can never
@@ -213,6 +211,18 @@ class LinearModel:
         # factor = min(1, cap / ||r||) = cap / max(||r||, cap); inf norms give a zero factor.
         factors = caps.unsqueeze(1).div_(torch.maximum(norms, caps.unsqueeze(1)))
         return r.mul_(factors).nan_to_num_(nan=0.0)
+
+    # --- factored per-example gradients (skdp/_engine/_factored.py) ------------------------
+    def param_blocks(self, flat: torch.Tensor) -> list[ParamBlock]:
+        """The one dense block ``(W, b)`` of a parameter-shaped flat vector."""
+        return [(self.coef(flat), self.intercept(flat))]
+
+    def gradient_blocks(
+        self, params: torch.Tensor, Xb: torch.Tensor, yb: torch.Tensor
+    ) -> list[Block]:
+        """Per-example gradients of the batch in factored form: input ``X``, residuals."""
+        r = self.residuals(self.decision(params, Xb), yb)
+        return [Block(Xb, r, self.fit_intercept)]
 
     def per_example_gradients(self, params: torch.Tensor, Xb: torch.Tensor, yb: torch.Tensor):
         """Materialised per-example gradients, shape (batch, n_params): for tests only."""

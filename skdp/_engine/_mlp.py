@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from ._factored import Block, ParamBlock
 from ._glm import CLIP_SAFETY
 from ._losses import OutputLoss, output_residuals
 from ._rows import row_norms_float64
@@ -202,6 +203,19 @@ class MLPModel:
             torch.mm(h.T, delta, out=W_out)
             torch.sum(delta, dim=0, out=b_out)
         return out
+
+    # --- factored per-example gradients (skdp/_engine/_factored.py) ------------------------
+    def param_blocks(self, flat: torch.Tensor) -> list[ParamBlock]:
+        """The dense blocks ``(W_l, b_l)`` of a parameter-shaped flat vector."""
+        return self.layers(flat)
+
+    def gradient_blocks(
+        self, params: torch.Tensor, Xb: torch.Tensor, yb: torch.Tensor
+    ) -> list[Block]:
+        """Per-example gradients of the batch in factored form: each layer's input and output
+        gradient, from one forward and backward pass."""
+        inputs, deltas = self.output_deltas(params, Xb, yb)
+        return [Block(h, delta, True) for h, delta in zip(inputs, deltas, strict=True)]
 
     def per_example_gradients(
         self, params: torch.Tensor, Xb: torch.Tensor, yb: torch.Tensor

@@ -7,6 +7,8 @@ from typing import Protocol
 import numpy as np
 import torch
 
+from ._factored import Block, ParamBlock
+
 __all__ = ["DPModel"]
 
 
@@ -46,4 +48,15 @@ class DPModel(Protocol):
         """Sum over the batch of per-example gradients, each clipped to L2 norm ``max_norm``
         (``None``: unclipped), written into ``out``. Changing one example may move the result
         by at most ``max_norm``, whatever values the example holds."""
+        ...
+
+    def param_blocks(self, flat: torch.Tensor) -> list[ParamBlock]:
+        """Views ``(W, b or None)`` of the dense blocks of a parameter-shaped flat vector."""
+        ...
+
+    def gradient_blocks(
+        self, params: torch.Tensor, Xb: torch.Tensor, yb: torch.Tensor
+    ) -> list[Block]:
+        """The batch's per-example gradients in factored form (one :class:`Block` per dense
+        block, in the order of :meth:`param_blocks`): what adaclip and diff2 clip."""
         ...

@@ -12,7 +12,9 @@ Two variants share one training loop:
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -33,6 +35,7 @@ from ..accounting._schedules import (
 )
 from ._device import FitRandomness
 from ._model import DPModel
+from ._optimizer_params import parse_optimizer_params
 from ._sampling import FixedSizeSampler, FullBatchSampler, PoissonSampler
 from ._step_sizes import AdaGradNorm, fixed_learning_rates
 
@@ -43,6 +46,7 @@ __all__ = [
     "NoisySGD",
     "ProjectedNoisySGD",
     "ADPSGD",
+    "ClippedNoisyMean",
     "project_onto_ball",
     "steps_per_epoch",
 ]
@@ -82,6 +86,9 @@ class SGDSettings:
     power_t: float = 0.5
     noise_schedule: str = "constant"
     noise_decay: float = 1.0
+    # The estimator's ``optimizer_params``: hyperparameters of one optimizer (adaclip, diff2),
+    # parsed and validated by that optimizer.
+    optimizer_params: Mapping[str, Any] | None = None
 
     @property
     def steps_per_epoch(self) -> int:
@@ -166,9 +173,17 @@ class NoisySGD:
     """
 
     name = "noisy_sgd"
+    description = "DP-SGD"
+    # The dataclass of the optimizer's own hyperparameters (``optimizer_params``), or None.
+    params_class = None
+    # A full-batch-only optimizer (diff2) sets this: the estimators then train on every row.
+    full_batch_only = False
 
     def __init__(self, settings: SGDSettings) -> None:
         self.settings = settings
+        self.params = parse_optimizer_params(
+            self.params_class, settings.optimizer_params, self.name
+        )
         self.noise_levels = self._noise_levels()
 
     def _noise_shape(self) -> np.ndarray:
@@ -207,16 +222,13 @@ class NoisySGD:
         sampler = self.sampler(data.n_samples, randomness)
         denominator = sampler.expected_batch_size
         radius = s.projection_radius
-        private = calibration.is_private
-        clip = s.max_grad_norm if private else None
-        noise_stds = (calibration.noise_multiplier * s.max_grad_norm * self.noise_levels).tolist()
         fixed_rates = s.learning_rates()
         rates = None if fixed_rates is None else fixed_rates.tolist()
         adagrad = AdaGradNorm(s.learning_rate) if rates is None else None
 
         params = model.init_params(device, randomness.init)
         grad = torch.empty_like(params)
-        noise = torch.empty_like(params)
+        privatize = self._privatizer(model, params, calibration, randomness, denominator)
         penalty = model.penalty_mask(device) * s.l2 if s.l2 > 0 else None
         average_from = s.n_steps - s.n_averaged_steps
         averaged = params.clone()
@@ -226,16 +238,12 @@ class NoisySGD:
 
         for step in range(s.n_steps):
             idx = torch.from_numpy(sampler.sample()).to(device, non_blocking=True)
-            Xb, yb, aux_b = data.batch(idx)
-            model.clipped_grad_sum(params, Xb, yb, aux_b, clip, out=grad)
-            if private:
-                grad.add_(noise.normal_(0.0, noise_stds[step], generator=randomness.noise))
-            grad.div_(denominator)
+            privatize(step, params, *data.batch(idx), out=grad)
             # From here on everything is post-processing of the released noisy gradient.
             if verbose:
                 released_sq_norm += float(grad.square().sum())
             if adagrad is not None:
-                adagrad.update(grad, (noise_stds[step] / denominator) ** 2 if private else 0.0)
+                adagrad.update(grad, privatize.noise_variance(step))
                 rate = adagrad.rate()
             else:
                 rate = rates[step]
@@ -255,6 +263,52 @@ class NoisySGD:
                 )
                 released_sq_norm = 0.0
         return averaged if n_averaged else params
+
+
+    def _privatizer(
+        self,
+        model: DPModel,
+        params: torch.Tensor,
+        calibration: Calibration | LastIterateCalibration,
+        randomness: FitRandomness,
+        denominator: float,
+    ) -> ClippedNoisyMean:
+        """The step that reads the data: batch -> released noisy mean gradient."""
+        s = self.settings
+        return ClippedNoisyMean(
+            model,
+            s.max_grad_norm if calibration.is_private else None,
+            (calibration.noise_multiplier * s.max_grad_norm * self.noise_levels).tolist(),
+            denominator,
+            randomness.noise,
+            torch.empty_like(params),
+        )
+
+
+class ClippedNoisyMean:
+    """DP-SGD's privatisation of one batch: clip each per-example gradient to ``clip``, sum, add
+    ``N(0, noise_stds[step]^2)`` per coordinate, divide by the public ``denominator``.
+    ``clip=None`` is the non-private sum (no clipping, no noise)."""
+
+    def __init__(self, model, clip, noise_stds, denominator, generator, noise_buffer):
+        self.model = model
+        self.clip = clip
+        self.noise_stds = noise_stds
+        self.denominator = denominator
+        self.generator = generator
+        self.noise = noise_buffer
+
+    def __call__(self, step, params, Xb, yb, aux_b, out):
+        self.model.clipped_grad_sum(params, Xb, yb, aux_b, self.clip, out=out)
+        if self.clip is not None:
+            out.add_(self.noise.normal_(0.0, self.noise_stds[step], generator=self.generator))
+        return out.div_(self.denominator)
+
+    def noise_variance(self, step: int) -> float:
+        """The public variance of the noise in each coordinate of step ``step``'s release."""
+        if self.clip is None:
+            return 0.0
+        return (self.noise_stds[step] / self.denominator) ** 2
 
 
 class ProjectedNoisySGD(NoisySGD):
@@ -339,6 +393,7 @@ class ADPSGD(NoisySGD):
     """
 
     name = "adp_sgd"
+    description = "ADP-SGD: DP-SGD with noise shaped to the step size"
 
     def _noise_shape(self) -> np.ndarray:
         s = self.settings

@@ -8,16 +8,26 @@ in ``_LAST_ITERATE``.
 
 from __future__ import annotations
 
+from ._adaclip import AdaClip
+from ._diff2 import Diff2
 from ._noisy_sgd import ADPSGD, NoisySGD, ProjectedNoisySGD, SGDSettings
 
-__all__ = ["OPTIMIZER_NAMES", "make_optimizer"]
+__all__ = ["OPTIMIZER_NAMES", "describe_optimizer", "make_optimizer", "is_full_batch_only"]
 
-_AVAILABLE = {"noisy_sgd": NoisySGD, "adp_sgd": ADPSGD}
+_AVAILABLE = {"noisy_sgd": NoisySGD, "adp_sgd": ADPSGD, "adaclip": AdaClip, "diff2": Diff2}
 _LAST_ITERATE = {"noisy_sgd": ProjectedNoisySGD}
-# Accepted by the parameter so that code written against the documented API fails loudly and
-# clearly instead of silently training with another method.
-_PLANNED = ("adaclip", "diff2")
-OPTIMIZER_NAMES = (*_AVAILABLE, *_PLANNED)
+OPTIMIZER_NAMES = tuple(_AVAILABLE)
+
+
+def describe_optimizer(name: str) -> str:
+    """A short description of optimizer ``name`` for privacy reports."""
+    cls = _AVAILABLE.get(name)
+    return getattr(cls, "description", name)
+
+
+def is_full_batch_only(name: str) -> bool:
+    """Whether optimizer ``name`` trains on every row at every step (diff2)."""
+    return bool(getattr(_AVAILABLE.get(name), "full_batch_only", False))
 
 
 def make_optimizer(name: str, settings: SGDSettings, accountant: str = "pld"):
@@ -34,10 +44,4 @@ def make_optimizer(name: str, settings: SGDSettings, accountant: str = "pld"):
                 "optimizer='noisy_sgd', or the standard accountant ('pld' or 'rdp')."
             )
         return _LAST_ITERATE[name](settings)
-    if name in _AVAILABLE:
-        return _AVAILABLE[name](settings)
-    raise NotImplementedError(
-        f"optimizer={name!r} is part of skdp's design but is not available in this version "
-        f"yet; available: {sorted(_AVAILABLE)}. skdp never falls back to another optimizer "
-        "silently."
-    )
+    return _AVAILABLE[name](settings)

@@ -16,7 +16,7 @@ from .._base import (
 )
 from .._engine._glm import CLIP_SAFETY, GLMLoss, LinearModel, rescale_rows
 from .._engine._noisy_sgd import SGDSettings
-from .._engine._optimizers import OPTIMIZER_NAMES
+from .._engine._optimizers import OPTIMIZER_NAMES, describe_optimizer
 from ..accounting import ACCOUNTANTS
 
 __all__ = ["BaseDPLinearModel", "LINEAR_ACCOUNTANTS"]
@@ -32,6 +32,7 @@ class BaseDPLinearModel(BaseDPEstimator):
         # privacy and device get tailored messages from check_privacy and resolve_device.
         "privacy": "no_validation",
         "optimizer": [StrOptions(set(OPTIMIZER_NAMES))],
+        "optimizer_params": [dict, None],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
         **SCHEDULE_CONSTRAINTS,
         "eta0": [Interval(Real, 0, None, closed="neither")],
@@ -65,13 +66,14 @@ class BaseDPLinearModel(BaseDPEstimator):
             self._check_last_iterate(model, l2)
         settings = SGDSettings(
             n_samples=n_samples,
-            batch_size=resolve_batch_size(self.batch_size, n_samples),
+            batch_size=resolve_batch_size(self.batch_size, n_samples, self.optimizer),
             epochs=self.max_iter,
             learning_rate=float(self.eta0),
             max_grad_norm=float(self.max_grad_norm),
             l2=l2,
             average=resolve_average(self.average),
             **self._schedule_settings(),
+            optimizer_params=self.optimizer_params,
             projection_radius=(
                 None if self.projection_radius is None else float(self.projection_radius)
             ),
@@ -96,7 +98,7 @@ class BaseDPLinearModel(BaseDPEstimator):
         mechanism = (
             f"optimizer={self.optimizer!r} (projected DP-SGD, last iterate released)"
             if last_iterate
-            else f"optimizer={self.optimizer!r} (DP-SGD)"
+            else f"optimizer={self.optimizer!r} ({describe_optimizer(self.optimizer)})"
         )
         params = self._private_fit(
             X, targets, model, loss.target_dtype, settings, mechanism=mechanism,

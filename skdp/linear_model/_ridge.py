@@ -39,8 +39,17 @@ class DPRidge(RegressorMixin, BaseDPLinearModel):
         The DP optimizer. ``'noisy_sgd'``: DP-SGD. ``'adp_sgd'``: ADP-SGD (Wu et al.), whose
         per-step noise multiplier is proportional to ``1 / sqrt(step size)``, calibrated with
         the real accountant over the resulting non-uniform noise; with a constant step size it
-        is exactly ``'noisy_sgd'``. ``'adaclip'`` and ``'diff2'`` are not available in this
-        version and raise ``NotImplementedError``.
+        is exactly ``'noisy_sgd'``. ``'adaclip'``: coordinate-wise adaptive clipping
+        (Pichapati et al.; not Opacus' quantile-based ``AdaClipDPOptimizer``), which clips
+        ``(g - a) / b`` with a centre and scale learned from the released noisy gradients.
+        ``'diff2'``: DIFF2-GD (Murata & Suzuki), full-batch gradient descent that sends
+        clipped gradient differences between restarts; ``max_iter`` counts its rounds.
+    optimizer_params : dict, default=None
+        Hyperparameters of the chosen optimizer. ``'adaclip'``: ``gamma`` (0.5), ``beta1``
+        (0.99), ``beta2`` (0.9), ``variance_floor`` (1e-6), ``variance_cap`` (1.0).
+        ``'diff2'``: ``restart_period`` (10), ``budget_split`` (0.8), ``diff_clip`` (1.0),
+        ``n_clients`` (1); ``docs/optimizers.md`` explains them. The other optimizers take
+        none.
     max_grad_norm : float, default=1.0
         Per-example gradient clipping bound (the L2 sensitivity of each noisy sum).
     learning_rate : {'constant', 'invscaling', 'adagrad_norm'}, default='constant'
@@ -210,6 +219,7 @@ default='constant'
         *,
         alpha=1.0,
         optimizer="noisy_sgd",
+        optimizer_params=None,
         max_grad_norm=1.0,
         learning_rate="constant",
         eta0=0.5,
@@ -231,6 +241,7 @@ default='constant'
         self.privacy = privacy
         self.alpha = alpha
         self.optimizer = optimizer
+        self.optimizer_params = optimizer_params
         self.max_grad_norm = max_grad_norm
         self.learning_rate = learning_rate
         self.eta0 = eta0

@@ -17,7 +17,7 @@ from .._base import (
 from .._engine._losses import OutputLoss
 from .._engine._mlp import Activation, MLPModel
 from .._engine._noisy_sgd import SGDSettings
-from .._engine._optimizers import OPTIMIZER_NAMES
+from .._engine._optimizers import OPTIMIZER_NAMES, describe_optimizer
 from ..accounting import ACCOUNTANTS
 
 __all__ = ["BaseDPMLP"]
@@ -49,6 +49,7 @@ class BaseDPMLP(BaseDPEstimator):
         "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
         "activation": [StrOptions({a.value for a in Activation})],
         "optimizer": [StrOptions(set(OPTIMIZER_NAMES))],
+        "optimizer_params": [dict, None],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
         "alpha": [Interval(Real, 0, None, closed="left")],
         "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
@@ -76,7 +77,7 @@ class BaseDPMLP(BaseDPEstimator):
     def _fit_mlp(self, X: np.ndarray, targets: np.ndarray, loss: OutputLoss, n_outputs: int):
         """Train by the shared private fit and set ``coefs_``, ``intercepts_`` and friends."""
         n_samples, n_features = X.shape
-        batch_size = resolve_batch_size(self.batch_size, n_samples)
+        batch_size = resolve_batch_size(self.batch_size, n_samples, self.optimizer)
         settings = SGDSettings(
             n_samples=n_samples,
             batch_size=batch_size,
@@ -88,6 +89,7 @@ class BaseDPMLP(BaseDPEstimator):
             l2=float(self.alpha) / batch_size,
             average=resolve_average(self.average),
             **self._schedule_settings(),
+            optimizer_params=self.optimizer_params,
         )
         activation = Activation(self.activation)
         model = MLPModel(self._layer_sizes(n_features, n_outputs), activation, loss)
@@ -97,7 +99,10 @@ class BaseDPMLP(BaseDPEstimator):
             model,
             loss.target_dtype,
             settings,
-            mechanism=f"optimizer={self.optimizer!r} (DP-SGD, per-layer ghost clipping)",
+            mechanism=(
+                f"optimizer={self.optimizer!r} ({describe_optimizer(self.optimizer)}; exact "
+                "per-example norms from per-layer factors)"
+            ),
         )
         # Everything fitted lives on the host as numpy: a fitted model pickles and predicts
         # without torch.

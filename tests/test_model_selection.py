@@ -1,0 +1,309 @@
+"""DPGridSearchCV / DPRandomizedSearchCV: accounting, ledger, pipelines, errors, leakage."""
+
+import contextlib
+import io
+import pickle
+
+import dp_accounting
+import joblib
+import numpy as np
+import pytest
+from dp_accounting.rdp import rdp_privacy_accountant as rdp
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import FunctionTransformer, Normalizer, StandardScaler
+
+from skdp import BudgetExceededError, PrivacyBudget
+from skdp._base import planned_spend
+from skdp.budget import RdpCurve
+from skdp.linear_model import DPLogisticRegression, DPRidge
+from skdp.model_selection import DPGridSearchCV, DPRandomizedSearchCV
+from skdp.model_selection._accounting import ORDERS
+from skdp.model_selection._scoring import gaussian_noise_for
+
+DELTA = 1e-5
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1500, 5)) / 2
+    y = (X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=1500) > 0).astype(int)
+    return X, y
+
+
+def small_lr(**kw):
+    return DPLogisticRegression(max_iter=2, **kw)
+
+
+def rdp_curve(event):
+    acc = rdp.RdpAccountant(list(ORDERS))
+    acc.compose(event)
+    return np.asarray(acc.rdp)
+
+
+def test_total_spend_is_the_re_accounted_event(data):
+    X, y = data
+    search = DPRandomizedSearchCV(
+        small_lr(), {"eta0": [0.5, 2.0], "C": [0.1, 1.0]}, privacy=(1.5, DELTA), n_iter=4,
+        random_state=0,
+    ).fit(X, y)
+    # Same plan for every candidate: the search is one DpEvent, repeat-and-select + refit.
+    event = search.dp_event_
+    assert isinstance(event, dp_accounting.ComposedDpEvent)
+    repeat, refit = event.events
+    assert isinstance(repeat, dp_accounting.dp_event.RepeatAndSelectDpEvent)
+    assert (repeat.mean, repeat.shape) == (4.0, 1.0)
+    fit, score = repeat.event.events
+    assert score == dp_accounting.GaussianDpEvent(search.score_noise_multiplier_)
+    acc = rdp.RdpAccountant()
+    epsilon = acc.compose(event).get_epsilon(DELTA)
+    assert search.privacy_spent_ == pytest.approx((epsilon, DELTA), rel=1e-12)
+    assert search.privacy_spent_[0] <= 1.5
+    assert search.privacy_spent_[0] > 0.9 * 1.5  # the budget is used, not wasted
+    # The refit in the event is exactly what the released model spent.
+    assert refit == search.best_estimator_.dp_event_
+    # ... and the trials' fits are what a candidate at the per-trial budget spends.
+    n_train = len(X) - search.n_validation_
+    trial = small_lr(privacy=search.trial_privacy_, accountant="rdp")
+    assert fit == planned_spend(trial, X[:n_train], y[:n_train]).spend
+
+
+def test_differing_plans_are_bounded_by_every_candidate(data):
+    X, y = data
+    space = {"batch_size": [32, 256], "max_iter": [1]}
+    search = DPRandomizedSearchCV(
+        DPLogisticRegression(), space, privacy=(2.0, DELTA), n_iter=3,
+        n_trials_distribution="logarithmic", random_state=1,
+    ).fit(X, y)
+    spent = search.dp_event_
+    if isinstance(spent, RdpCurve):
+        curve = np.asarray(spent.rdp)
+    else:
+        curve = rdp_curve(spent)
+    epsilon, _ = rdp.compute_epsilon(list(ORDERS), list(curve), DELTA)
+    assert search.privacy_spent_[0] == pytest.approx(epsilon, rel=1e-12)
+    assert search.privacy_spent_[0] <= 2.0
+    # Independent check with dp_accounting: for every candidate, "repeat and select that
+    # candidate's trial, then refit it" is covered by the charged curve at every order.
+    score = dp_accounting.GaussianDpEvent(search.score_noise_multiplier_)
+    n_train = len(X) - search.n_validation_
+    for batch_size in space["batch_size"]:
+        for max_iter in space["max_iter"]:
+            est = DPLogisticRegression(
+                privacy=search.trial_privacy_, accountant="rdp", batch_size=batch_size,
+                max_iter=max_iter,
+            )
+            fit = planned_spend(est, X[:n_train], y[:n_train]).spend
+            refit = planned_spend(est, X, y).spend
+            alone = dp_accounting.ComposedDpEvent([
+                dp_accounting.dp_event.RepeatAndSelectDpEvent(
+                    dp_accounting.ComposedDpEvent([fit, score]), 3.0, 0.0),
+                refit,
+            ])
+            assert np.all(rdp_curve(alone) <= curve * (1 + 1e-12) + 1e-12)
+
+
+def test_exhaustive_grid_is_charged_the_full_composition(data):
+    X, y = data
+    grid = {"eta0": [0.5, 1.0, 2.0]}
+    search = DPGridSearchCV(
+        small_lr(), grid, exhaustive=True, privacy=(2.0, DELTA), random_state=0
+    ).fit(X, y)
+    assert [p["eta0"] for p in search.cv_results_["params"]] == grid["eta0"]
+    assert search.cv_results_["noisy_validation_score"].shape == (3,)
+    event = search.dp_event_
+    trials, refit = event.events
+    assert sum(e.count for e in trials.events) == 3  # every candidate once, composed
+    epsilon = rdp.RdpAccountant().compose(event).get_epsilon(DELTA)
+    assert search.privacy_spent_[0] == pytest.approx(epsilon, rel=1e-12) and epsilon <= 2.0
+    # A larger grid: composing every candidate leaves each trial far less budget than a random
+    # number of trials with a small mean (for 3 candidates, composing is the cheaper one).
+    big = {"eta0": list(np.geomspace(0.25, 4.0, 8))}
+    every = DPGridSearchCV(small_lr(), big, exhaustive=True, privacy=(2.0, DELTA),
+                           random_state=0).fit(X, y)
+    random_search = DPGridSearchCV(
+        small_lr(), big, n_iter=3, privacy=(2.0, DELTA), random_state=0
+    ).fit(X, y)
+    assert not hasattr(random_search, "cv_results_")
+    assert random_search.trial_privacy_[0] > every.trial_privacy_[0]
+
+
+def test_nothing_per_trial_is_exposed(data):
+    X, y = data
+    search = DPRandomizedSearchCV(
+        small_lr(), {"eta0": [0.5, 2.0]}, privacy=(1.0, DELTA), n_iter=5, random_state=3
+    )
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        search.set_params(verbose=1).fit(X, y)
+    fitted = {k for k in vars(search) if k.endswith("_") and not k.startswith("_")}
+    assert fitted == {
+        "best_estimator_", "best_params_", "best_score_", "privacy_spent_", "dp_event_",
+        "trial_privacy_", "score_noise_multiplier_", "n_candidates_", "n_validation_",
+        "fit_time_",
+    }
+    # Verbose shows stages, never one line per trial (the number of trials stays hidden).
+    assert len(out.getvalue().splitlines()) == 3
+    # No trial model survives in the fitted search (only the refitted winner).
+    blob = pickle.dumps(search)
+    assert len(blob) < 3 * len(pickle.dumps(search.best_estimator_)) + 20000
+
+
+def _same_search(a, b):
+    assert a.best_params_ == b.best_params_
+    assert a.best_score_ == b.best_score_
+    np.testing.assert_array_equal(a.best_estimator_.coef_, b.best_estimator_.coef_)
+
+
+SPACE = {"eta0": [0.25, 0.5, 1.0, 2.0]}
+KW = dict(privacy=(1.0, DELTA), n_iter=3, random_state=7)
+
+
+@pytest.fixture(scope="module")
+def sequential(data):
+    return DPRandomizedSearchCV(small_lr(), SPACE, **KW).fit(*data)
+
+
+def test_reproducible_and_threads_agree(data, tmp_path, sequential):
+    X, y = data
+    _same_search(sequential, DPRandomizedSearchCV(small_lr(), SPACE, **KW).fit(X, y))
+    budget = PrivacyBudget(5.0, DELTA, tmp_path / "ledger.db")
+    with joblib.parallel_config(backend="threading", n_jobs=2), budget:
+        threaded = DPRandomizedSearchCV(small_lr(), SPACE, **KW).fit(X, y)
+    _same_search(sequential, threaded)
+    assert len(budget.history()) == 1  # trials in threads charge nothing either
+    other = DPRandomizedSearchCV(small_lr(), SPACE, **{**KW, "random_state": 8}).fit(X, y)
+    assert other.best_score_ != sequential.best_score_
+
+
+@pytest.mark.slow
+def test_loky_processes_agree(data, sequential):
+    _same_search(sequential, DPRandomizedSearchCV(small_lr(), SPACE, n_jobs=2, **KW).fit(*data))
+
+
+@pytest.mark.slow
+def test_dask_cluster_agrees(data, sequential):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster), joblib.parallel_config(backend="dask"):
+        searched = DPRandomizedSearchCV(small_lr(), SPACE, **KW).fit(*data)
+    _same_search(sequential, searched)
+
+
+def test_ledger_gets_exactly_one_spend(data, tmp_path):
+    X, y = data
+    budget = PrivacyBudget(5.0, DELTA, tmp_path / "ledger.db")
+    # The estimator's own budget and an enclosing block must not make trials charge.
+    search = DPRandomizedSearchCV(
+        small_lr(budget=budget), {"eta0": [0.5, 2.0]}, privacy=(1.0, DELTA), n_iter=6,
+        random_state=0,
+    )
+    with budget:
+        search.fit(X, y)
+    history = budget.history()
+    assert len(history) == 1
+    assert history[0].estimator == "DPRandomizedSearchCV"
+    assert history[0].epsilon == pytest.approx(search.privacy_spent_[0], rel=1e-6)
+    # An enclosing block alone: charged once too.
+    with budget:
+        DPRandomizedSearchCV(
+            small_lr(), {"eta0": [0.5, 2.0]}, privacy=(1.0, DELTA), n_iter=6, random_state=1
+        ).fit(X, y)
+    assert len(budget.history()) == 2
+
+
+def test_refused_searches_charge_nothing(data, tmp_path):
+    X, y = data
+    budget = PrivacyBudget(1.0, DELTA, tmp_path / "ledger.db")
+    search = DPRandomizedSearchCV(
+        small_lr(), {"eta0": [0.5, 2.0]}, privacy=(2.0, DELTA), n_iter=3, budget=budget,
+        random_state=0,
+    )
+    with pytest.raises(BudgetExceededError):
+        search.fit(X, y)
+    assert budget.history() == [] and not hasattr(search, "best_estimator_")
+    with pytest.raises(ValueError, match="too small for this search"):
+        DPGridSearchCV(
+            DPLogisticRegression(max_iter=50, batch_size=1000), {"eta0": [0.5, 2.0]},
+            privacy=(1e-4, DELTA), budget=budget,
+        ).fit(X, y)
+    assert budget.history() == []
+
+
+def test_pipeline_with_public_steps(data):
+    X, y = data
+    pipe = Pipeline([("scale", FunctionTransformer(lambda Z: Z / 2)), ("norm", Normalizer()),
+                     ("clf", small_lr())])
+    search = DPRandomizedSearchCV(
+        pipe, {"clf__eta0": [0.5, 2.0], "clf__max_grad_norm": [0.5, 1.0]},
+        privacy=(1.0, DELTA), n_iter=3, random_state=0,
+    ).fit(X, y)
+    assert set(search.best_params_) == {"clf__eta0", "clf__max_grad_norm"}
+    assert search.predict(X).shape == (len(X),)
+    assert search.n_features_in_ == 5
+    learned = Pipeline([("scale", StandardScaler()), ("clf", small_lr())])
+    with pytest.raises(ValueError, match="learns from the data"):
+        DPRandomizedSearchCV(learned, {"clf__eta0": [1.0, 2.0]}).fit(X, y)
+
+
+def test_regressor_search(data):
+    X, _ = data
+    y = X @ np.array([0.5, -0.3, 0.2, 0.0, 0.1])
+    search = DPGridSearchCV(
+        DPRidge(max_iter=2), {"eta0": [0.1, 0.5]}, privacy=(1.0, DELTA), n_iter=3,
+        score_clip=1.0, random_state=0, refit=False,
+    ).fit(X, y)
+    assert search.best_score_ <= 0.5  # minus a clipped mean squared error, plus noise
+    assert search.predict(X).shape == (len(X),)
+    # refit=False: the released model is the winning trial's, trained on the training part.
+    assert search.best_estimator_.privacy_spent_[0] <= search.trial_privacy_[0]
+
+
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda: DPRandomizedSearchCV(small_lr(), {"nope": [1, 2]}), "invalid parameter"),
+        (lambda: DPRandomizedSearchCV(small_lr(), {"privacy": [(1, 1e-5)]}), "cannot be"),
+        (lambda: DPRandomizedSearchCV(small_lr(), {"eta0": _Uniform()}), "finite list"),
+        (lambda: DPRandomizedSearchCV(small_lr(), {"eta0": [1.0]}, privacy=(np.inf, 0)),
+         "finite epsilon"),
+        (lambda: DPRandomizedSearchCV(
+            small_lr(accountant="last_iterate"), {"eta0": [1.0]}), "last_iterate"),
+        (lambda: DPRandomizedSearchCV(small_lr(), {"eta0": [1.0]}, privacy=(1.0, 2.0)),
+         "delta"),
+    ],
+)
+def test_bad_input_is_refused_clearly(data, make, match):
+    X, y = data
+    with pytest.raises(ValueError, match=match):
+        make().fit(X, y)
+
+
+class _Uniform:
+    def rvs(self, size=None, random_state=None):  # pragma: no cover - never called
+        return 1.0
+
+
+def test_plain_gridsearchcv_with_a_ledger_still_charges_every_fit(data, tmp_path):
+    X, y = data
+    budget = PrivacyBudget(50.0, DELTA, tmp_path / "ledger.db")
+    GridSearchCV(small_lr(privacy=(0.5, DELTA), budget=budget), {"eta0": [0.5, 2.0]},
+                 cv=2).fit(X, y)
+    assert len(budget.history()) == 2 * 2 + 1  # every fold of every candidate, and the refit
+
+
+def test_score_noise_parametrisation():
+    # The Gaussian mechanism with this noise is (eps, delta)-DP, tightly enough to be useful.
+    for epsilon in (0.05, 0.3, 1.0):
+        sigma = gaussian_noise_for(epsilon, DELTA)
+        spent = rdp.RdpAccountant().compose(dp_accounting.GaussianDpEvent(sigma))
+        assert 0.99 * epsilon <= spent.get_epsilon(DELTA) <= epsilon
+
+
+def test_clone_and_params():
+    search = DPGridSearchCV(small_lr(), {"eta0": [1.0]}, n_iter=4)
+    assert clone(search).get_params()["n_iter"] == 4
+    assert "estimator__eta0" in search.get_params(deep=True)

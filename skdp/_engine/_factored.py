@@ -48,11 +48,14 @@ __all__ = [
 @dataclass
 class Block:
     """One dense block of a batch's per-example gradients: input ``h`` (batch, fan_in), output
-    gradient ``delta`` (batch, fan_out), and whether the block has a bias."""
+    gradient ``delta`` (batch, fan_out), whether the block has a bias, and whether ``h`` is
+    known to be finite (the validated data; hidden activations of an overflowing row may not
+    be), which saves masking it."""
 
     h: torch.Tensor
     delta: torch.Tensor
     has_bias: bool
+    h_finite: bool = False
 
 
 # (weight view (fan_in, fan_out), bias view (fan_out,) or None) of a flat parameter-shaped vector.
@@ -103,6 +106,11 @@ def _zero_rows(t: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
     return torch.where(keep.unsqueeze(1), t, 0.0)
 
 
+def _input(b: Block, keep: torch.Tensor) -> torch.Tensor:
+    """``h`` with dropped rows zeroed (needed only if ``h`` may hold non-finite values)."""
+    return b.h if b.h_finite else _zero_rows(b.h, keep)
+
+
 def weighted_gradient_sum(
     blocks: Sequence[Block], factors: torch.Tensor, out_blocks: Sequence[ParamBlock]
 ) -> None:
@@ -111,7 +119,7 @@ def weighted_gradient_sum(
     keep = factors > 0
     for b, (W_out, b_out) in zip(blocks, out_blocks, strict=True):
         scaled = _zero_rows(b.delta * factors.unsqueeze(1), keep)
-        torch.mm(_zero_rows(b.h, keep).T, scaled, out=W_out)
+        torch.mm(_input(b, keep).T, scaled, out=W_out)
         if b_out is not None:
             torch.sum(scaled, dim=0, out=b_out)
 
@@ -191,7 +199,7 @@ def weighted_difference_sum(
     col = factors.unsqueeze(1)
     for cur, prev, (W_out, b_out) in zip(blocks, previous, out_blocks, strict=True):
         d_delta = _zero_rows((cur.delta - prev.delta) * col, keep)
-        torch.mm(_zero_rows(prev.h, keep).T, d_delta, out=W_out)
+        torch.mm(_input(prev, keep).T, d_delta, out=W_out)
         if cur.h is not prev.h:
             W_out.addmm_(
                 _zero_rows(cur.h - prev.h, keep).T, _zero_rows(cur.delta * col, keep)

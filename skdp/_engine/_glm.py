@@ -222,7 +222,7 @@ class LinearModel:
     ) -> list[Block]:
         """Per-example gradients of the batch in factored form: input ``X``, residuals."""
         r = self.residuals(self.decision(params, Xb), yb)
-        return [Block(Xb, r, self.fit_intercept)]
+        return [Block(Xb, r, self.fit_intercept, h_finite=True)]  # X is validated finite
 
     def per_example_gradients(self, params: torch.Tensor, Xb: torch.Tensor, yb: torch.Tensor):
         """Materialised per-example gradients, shape (batch, n_params): for tests only."""

@@ -215,7 +215,11 @@ class MLPModel:
         """Per-example gradients of the batch in factored form: each layer's input and output
         gradient, from one forward and backward pass."""
         inputs, deltas = self.output_deltas(params, Xb, yb)
-        return [Block(h, delta, True) for h, delta in zip(inputs, deltas, strict=True)]
+        # The first layer's input is the validated (finite) data.
+        return [
+            Block(h, delta, True, h_finite=index == 0)
+            for index, (h, delta) in enumerate(zip(inputs, deltas, strict=True))
+        ]
 
     def per_example_gradients(
         self, params: torch.Tensor, Xb: torch.Tensor, yb: torch.Tensor

@@ -238,3 +238,11 @@ def test_no_cold_start_or_runaway_across_dimensions(d):
     assert errors["adaclip"] < 0.2  # moved from distance 1 towards theta*
     if d > 1:
         assert errors["adaclip"] <= errors["noisy_sgd"]
+
+
+def test_adaclip_composes_with_step_size_and_noise_schedules(binary):
+    X, y = binary
+    for kw in (dict(learning_rate="adagrad_norm"), dict(noise_schedule="exp_decay")):
+        est = DPLogisticRegression(optimizer="adaclip", max_iter=3, random_state=0, **kw)
+        assert np.isfinite(est.fit(X, y).coef_).all()
+        assert est.privacy_spent_[0] <= 1.0

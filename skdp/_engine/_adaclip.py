@@ -135,7 +135,7 @@ class AdaClipMean:
         self.denominator = denominator
         self.generator = generator
         self.noise = torch.empty_like(like)
-        self._last_scale_sq_mean = 0.0
+        self._last_scale = None
 
     def __call__(self, step, params, Xb, yb, aux_b, out):
         model, state = self.model, self.state
@@ -149,7 +149,7 @@ class AdaClipMean:
             blocks,
             model.param_blocks(inv_sq),
             model.param_blocks(centre),
-            float((inv_sq.double() * centre.double().square()).sum()),
+            (inv_sq.double() * centre.double().square()).sum(),
         )
         factors = clip_factors(sq_norms, 1.0)
         # sum_i c_i (g_i - a) / b: the clipped transformed sum, each term of norm <= 1.
@@ -159,14 +159,15 @@ class AdaClipMean:
         out.add_(self.noise.normal_(0.0, std, generator=self.generator))
         # Released: g~ = a + b W~ / B. Everything after this line is post-processing.
         out.mul_(scale).div_(self.denominator).add_(centre)
-        self._last_scale_sq_mean = float(scale64.square().mean())
+        self._last_scale = scale64
         state.update(out, scale64, std, self.denominator)
         return out
 
     def noise_variance(self, step: int) -> float:
         """Mean per-coordinate noise variance of the last release, ``mean(b^2) sigma^2 / B^2``
         (called after the step, as :class:`~skdp._engine._step_sizes.AdaGradNorm` does)."""
-        return self._last_scale_sq_mean * (self.noise_stds[step] / self.denominator) ** 2
+        mean_sq = float(self._last_scale.square().mean())  # only adagrad_norm asks
+        return mean_sq * (self.noise_stds[step] / self.denominator) ** 2
 
 
 class AdaClip(NoisySGD):

@@ -24,7 +24,6 @@ clipping (:func:`rounding_margin`): clipping is then at most a hair too strong, 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -128,7 +127,7 @@ def transformed_sq_norms(
     blocks: Sequence[Block],
     inv_sq_scale: Sequence[ParamBlock],
     centre: Sequence[ParamBlock],
-    centre_sq_sum: float,
+    centre_sq_sum: float | torch.Tensor,
 ) -> torch.Tensor:
     """An upper bound on ``||(g_i - a) / b||^2`` for every example (adaclip's clipping norm).
 
@@ -148,9 +147,10 @@ def transformed_sq_norms(
             ln.add_(b.delta @ (w_b * a_b))
         quad = q if quad is None else quad.add_(q)
         lin = ln if lin is None else lin.add_(ln)
-    const = float(centre_sq_sum)
+    # A tensor (not a Python float): no host synchronisation per step on a GPU.
+    const = torch.as_tensor(centre_sq_sum, dtype=quad.dtype, device=quad.device).clamp(min=0.0)
     tau = rounding_margin(blocks, quad.dtype)
-    margin = (quad.clamp(min=0.0).sqrt() + math.sqrt(max(const, 0.0))).square_().mul_(tau)
+    margin = (quad.clamp(min=0.0).sqrt() + const.sqrt()).square_().mul_(tau)
     return (quad - 2.0 * lin + const).clamp_(min=0.0).add_(margin)
 
 

@@ -147,10 +147,17 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
                 "scikit-learn's GridSearchCV with privacy=(float('inf'), 0) estimators"
             )
         if y is None:
-            raise ValueError(f"{type(self).__name__} requires y")
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None"
+            )
         X, y = indexable(X, y)
         check_consistent_length(X, y)
         n_samples = _num_samples(X)
+        if n_samples < 2:
+            raise ValueError(
+                f"{type(self).__name__} needs at least 2 samples (a training and a validation "
+                f"part), got n_samples={n_samples}"
+            )
         warn_if_delta_large(delta, n_samples)
         step, prefix = dp_step(self.estimator)
         if step.accountant == "last_iterate":
@@ -368,6 +375,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         tags.estimator_type = sub.estimator_type
         tags.classifier_tags = deepcopy(sub.classifier_tags)
         tags.regressor_tags = deepcopy(sub.regressor_tags)
+        tags.target_tags = deepcopy(sub.target_tags)
         tags.target_tags.required = True
         tags.input_tags = deepcopy(sub.input_tags)
         tags.non_deterministic = sub.non_deterministic

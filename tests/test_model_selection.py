@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from dp_accounting.rdp import rdp_privacy_accountant as rdp
 from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, Normalizer, StandardScaler
@@ -18,7 +19,7 @@ from skdp import BudgetExceededError, PrivacyBudget
 from skdp._base import planned_spend
 from skdp.budget import RdpCurve
 from skdp.linear_model import DPLogisticRegression, DPRidge
-from skdp.model_selection import DPGridSearchCV, DPRandomizedSearchCV
+from skdp.model_selection import DPGridSearchCV, DPRandomizedSearchCV, TrialDistribution
 from skdp.model_selection._accounting import ORDERS
 from skdp.model_selection._scoring import gaussian_noise_for
 
@@ -142,8 +143,7 @@ def test_nothing_per_trial_is_exposed(data):
     assert fitted == {
         "best_estimator_", "best_params_", "best_score_", "privacy_spent_", "dp_event_",
         "trial_privacy_", "score_noise_multiplier_", "n_candidates_", "n_validation_",
-        "fit_time_",
-    }
+    }  # no fit time either: it grows with the number of trials
     # Verbose shows stages, never one line per trial (the number of trials stays hidden).
     assert len(out.getvalue().splitlines()) == 3
     # No trial model survives in the fitted search (only the refitted winner).
@@ -164,6 +164,27 @@ KW = dict(privacy=(1.0, DELTA), n_iter=3, random_state=7)
 @pytest.fixture(scope="module")
 def sequential(data):
     return DPRandomizedSearchCV(small_lr(), SPACE, **KW).fit(*data)
+
+
+@pytest.mark.parametrize("refit", [False, True])
+def test_poisson_may_run_no_trial(data, monkeypatch, refit):
+    X, y = data
+    # K = 0 has probability exp(-n_iter) under Poisson; force it.
+    monkeypatch.setattr(TrialDistribution, "sample", lambda self, rng: 0)
+    search = DPRandomizedSearchCV(
+        small_lr(), {"eta0": [0.5, 2.0]}, privacy=(2.0, DELTA), n_iter=2,
+        n_trials_distribution="poisson", refit=refit, random_state=0,
+    )
+    with pytest.warns(RuntimeWarning, match="Poisson number of trials was 0"):
+        search.fit(X, y)
+    assert np.isnan(search.best_score_)
+    if refit:  # a candidate drawn with public coins, refitted: still a DP release
+        assert search.best_params_["eta0"] in (0.5, 2.0)
+        assert search.predict(X).shape == (len(X),)
+    else:  # no trial and no refit: nothing is released, and nothing pretends otherwise
+        assert not hasattr(search, "best_estimator_")
+        with pytest.raises(NotFittedError):
+            search.predict(X)
 
 
 def test_reproducible_and_threads_agree(data, tmp_path, sequential):

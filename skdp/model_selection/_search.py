@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import time
 import warnings
 from copy import deepcopy
 from numbers import Integral, Real
@@ -139,7 +138,6 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         self : object
             The fitted search.
         """
-        started = time.perf_counter()
         epsilon, delta = check_privacy(self.privacy)
         if not np.isfinite(epsilon):
             raise ValueError(
@@ -322,7 +320,6 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         self.score_noise_multiplier_ = calibration.score_noise_multiplier
         self.n_candidates_ = len(candidates)
         self.n_validation_ = int(val_idx.size)
-        self.fit_time_ = time.perf_counter() - started
         return self
 
     # Helpers ----------------------------------------------------------------------------

@@ -263,6 +263,7 @@ class BaseDPEstimator(BaseEstimator):
             n_samples=settings.n_samples,
             public_facts=self._public_facts(),
             training_facts=training_facts,
+            mechanism_lines=optimizer.report_lines(calibration) if calibration.is_private else None,
         )
         self.privacy_spent_ = (calibration.epsilon, calibration.delta)
         self.dp_event_ = spend

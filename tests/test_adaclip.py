@@ -71,6 +71,7 @@ def test_adaptivity_is_free_and_dp_event_reaccounts(binary):
     eps = epsilon_of(ada.dp_event_, 1e-5, "pld", pld_interval=1e-5)
     assert eps <= ada.privacy_spent_[0] * (1 + 1e-9)
     assert "adaclip" in ada.privacy_report()
+    assert "(g - a) / b, each clipped to L2 norm 1" in ada.privacy_report()
 
 
 def _privatizer(model, state, noise_std, batch, seed=0):

@@ -120,6 +120,7 @@ def test_dp_event_reaccounts_within_the_claim(regression):
     assert epsilon_of(est.dp_event_, 1e-5, "rdp") >= est.privacy_spent_[0] * 0.9
     report = est.privacy_report()
     assert "diff2" in report and "DIFF2" in report
+    assert "6 restart rounds" in report and "34 difference rounds" in report
 
 
 def test_difference_rounds_add_noise_sigma2_times_the_step_length():

@@ -183,6 +183,23 @@ class AdaClip(NoisySGD):
     description = "DP-SGD with adaclip's coordinate-wise adaptive clipping"
     params_class = AdaClipParams
 
+    def report_lines(self, calibration) -> list[str]:
+        sigma = calibration.noise_multiplier
+        lines = [
+            "mechanism: per-example gradients g transformed coordinate-wise to (g - a) / b, "
+            "each clipped to L2 norm 1, Gaussian noise added to their sum (a and b are computed "
+            "from earlier released noisy gradients only)",
+            f"noise multiplier: {sigma:.4g} (noise std {sigma:.4g} per coordinate of the "
+            "clipped transformed sum, whose sensitivity is 1)",
+        ]
+        plan = self.plan()
+        if len(plan.groups) > 1:
+            lines += [
+                f"  {count} steps at noise multiplier {level:.4g}"
+                for count, level in plan.step_noise_multipliers(sigma)
+            ]
+        return lines
+
     def _privatizer(
         self,
         model: DPModel,

@@ -166,6 +166,31 @@ class Diff2(NoisySGD):
             groups.append(StepGroup(self.n_differences, 1.0, self.difference_noise_ratio))
         return PrivacyPlan(tuple(groups), Sampling.FULL_BATCH)
 
+    def report_lines(self, calibration: Calibration) -> list[str]:
+        s, p = self.settings, self.params
+        sigma1 = calibration.noise_multiplier
+        sigma2 = sigma1 * self.difference_noise_ratio
+        lines = [
+            "mechanism: restart rounds add Gaussian noise to the sum of per-example gradients, "
+            f"each clipped to L2 norm {s.max_grad_norm:.4g}; difference rounds to the sum of "
+            "per-example gradient differences between the current and the previous iterate, "
+            f"each clipped to {p.diff_clip:.4g} x ||x_r - x_(r-1)|| (released iterates only)",
+            f"noise multiplier: {sigma1:.4g} in the {self.n_restarts} restart rounds (noise std "
+            f"{sigma1 * s.max_grad_norm:.4g} per coordinate)",
+        ]
+        if self.n_differences:
+            lines.append(
+                f"  {sigma2:.4g} in the {self.n_differences} difference rounds (noise std "
+                f"{sigma2:.4g} x the round's clipping radius); restart period "
+                f"{p.restart_period}, budget split {p.budget_split:g}"
+            )
+        if p.n_clients > 1:
+            lines.append(
+                f"  {p.n_clients} simulated clients behind a trusted aggregator (random "
+                "near-equal partition; the server adds the noise to the average of client means)"
+            )
+        return lines
+
     def run(
         self,
         model: DPModel,

@@ -186,6 +186,11 @@ class NoisySGD:
         )
         self.noise_levels = self._noise_levels()
 
+    def report_lines(self, calibration) -> list[str] | None:
+        """Lines describing the mechanism in ``privacy_report()`` (``None``: the generic
+        description of clipped, noised gradient sums)."""
+        return None
+
     def _noise_shape(self) -> np.ndarray:
         """The public relative noise of every step before quantisation."""
         return self.settings.schedule_shape()

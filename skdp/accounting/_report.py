@@ -23,11 +23,14 @@ def privacy_statement(
     n_samples: int,
     public_facts: list[str] | None = None,
     training_facts: list[str] | None = None,
+    mechanism_lines: list[str] | None = None,
 ) -> str:
     """A short statement of what a fit proves, for ``privacy_report()``.
 
     ``training_facts`` are lines about how the model was trained that the guarantee relies on
     or that a reader needs (row rescaling, projection), listed under "training".
+    ``mechanism_lines`` replace the generic description of the clipped, noised sums (and of the
+    noise multipliers) for optimizers whose releases differ (adaclip, diff2).
     """
     lines = [f"{estimator}, trained with {mechanism}"]
     if not calibration.is_private:
@@ -52,14 +55,19 @@ def privacy_statement(
         ),
         "  unit of privacy: one row (its features and label); neighbouring datasets: "
         f"{plan.neighboring_relation.describe()}",
-        f"  mechanism: Gaussian noise added to the sum of per-example gradients, each clipped to "
-        f"L2 norm {clip_bound:.4g}",
-        f"  noise multiplier: {calibration.noise_multiplier:.4g} (noise std "
-        f"{calibration.noise_multiplier * clip_bound:.4g} per coordinate of the clipped sum)",
     ]
-    for count, sigma in plan.step_noise_multipliers(calibration.noise_multiplier):
-        if len(plan.groups) > 1:
-            lines.append(f"    {count} steps at noise multiplier {sigma:.4g}")
+    if mechanism_lines is not None:
+        lines += [f"  {line}" for line in mechanism_lines]
+    else:
+        lines += [
+            f"  mechanism: Gaussian noise added to the sum of per-example gradients, each "
+            f"clipped to L2 norm {clip_bound:.4g}",
+            f"  noise multiplier: {calibration.noise_multiplier:.4g} (noise std "
+            f"{calibration.noise_multiplier * clip_bound:.4g} per coordinate of the clipped sum)",
+        ]
+        for count, sigma in plan.step_noise_multipliers(calibration.noise_multiplier):
+            if len(plan.groups) > 1:
+                lines.append(f"    {count} steps at noise multiplier {sigma:.4g}")
     rate = max(group.sampling_rate for group in plan.groups)
     if plan.sampling is Sampling.POISSON:
         sampling = (

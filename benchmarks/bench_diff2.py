@@ -12,7 +12,7 @@ std over seeds.
 
 Usage:
     python benchmarks/bench_diff2.py [--task ridge mlp] [--epsilons 3 5] [--rounds 500]
-        [--seeds 5] [--threads 1]
+        [--seeds 5] [--subsample N] [--threads 1]
 """
 
 from __future__ import annotations
@@ -70,9 +70,14 @@ def validation_score(make, params, data, caught, tag):
 def run_task(key, args, caught):
     title, make, step_name = TASKS[key]
     X_train, X_test, y_train, y_test = diamonds()
+    if args.subsample:
+        # A public random subset of the training rows: a regime where the noise matters.
+        keep = np.random.default_rng(0).permutation(len(X_train))[: args.subsample]
+        X_train, y_train = X_train[keep], y_train[keep]
     val = validation_split((X_train, X_test, y_train, y_test))
     test = (X_train, X_test, y_train, y_test)
-    print(f"\n## {title}, {args.rounds} full-batch rounds\n", flush=True)
+    print(f"\n## {title}, {args.rounds} full-batch rounds, {len(X_train)} training rows\n",
+          flush=True)
     rows = []
     start = time.perf_counter()
     for eps in args.epsilons:
@@ -128,6 +133,8 @@ def main(argv=None) -> int:
     parser.add_argument("--epsilons", type=float, nargs="+", default=[3.0, 5.0])
     parser.add_argument("--rounds", type=int, default=500)
     parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--subsample", type=int, default=None,
+                        help="train on a random subset of this many training rows")
     parser.add_argument("--threads", type=int, default=None,
                         help="torch.set_num_threads (1 helps when other jobs share the cores)")
     args = parser.parse_args(argv)

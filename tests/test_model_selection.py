@@ -63,6 +63,7 @@ def test_total_spend_is_the_re_accounted_event(data):
     assert search.privacy_spent_ == pytest.approx((epsilon, DELTA), rel=1e-12)
     assert search.privacy_spent_[0] <= 1.5
     assert search.privacy_spent_[0] > 0.9 * 1.5  # the budget is used, not wasted
+    assert "for the whole search including the refit" in search.privacy_report()
     # The refit in the event is exactly what the released model spent.
     assert refit == search.best_estimator_.dp_event_
     # ... and the trials' fits are what a candidate at the per-trial budget spends.

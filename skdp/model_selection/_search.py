@@ -504,8 +504,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         )
 
 
-_SHARED_PARAMS_DOC = """
-    privacy : tuple of (float, float), default=(1.0, 1e-5)
+_SHARED_PARAMS_DOC = """privacy : tuple of (float, float), default=(1.0, 1e-5)
         The total ``(epsilon, delta)`` of the whole search: every trial's fit and noisy score,
         the selection, and the refit. ``epsilon`` must be finite.
     refit : bool, default=True
@@ -565,7 +564,7 @@ _SHARED_ATTRIBUTES_DOC = """
 
 
 class DPRandomizedSearchCV(BaseDPSearchCV):
-    """Private randomized search: a random number of trials, only the best one released.
+    __doc__ = """Private randomized search: a random number of trials, only the best one released.
 
     Each trial draws a candidate with public coins (a dict of ``param_distributions``, then
     each parameter uniformly from its list), fits it with differential privacy on a random
@@ -583,8 +582,6 @@ class DPRandomizedSearchCV(BaseDPSearchCV):
         Parameter names (``clf__max_grad_norm`` in a Pipeline) to finite lists of values.
         Distributions (objects with ``rvs``) are refused: each trial's cost is bounded by the
         worst candidate, which must be enumerable.
-    privacy : tuple of (float, float), default=(1.0, 1e-5)
-        See below.
     n_iter : float, default=10
         Mean number of trials (> 1).
     n_trials_distribution : {'logarithmic', 'geometric', 'negative_binomial', 'poisson'}, \
@@ -670,7 +667,7 @@ default='geometric'
 
 
 class DPGridSearchCV(BaseDPSearchCV):
-    """Private grid search: candidates drawn uniformly from a grid, or every one, composed.
+    __doc__ = """Private grid search: candidates drawn at random from a grid, or all, composed.
 
     By default (``exhaustive=False``) it is the private randomized search over the grid's
     points: a random number of trials with mean ``n_iter``, each on a candidate drawn
@@ -687,8 +684,6 @@ class DPGridSearchCV(BaseDPSearchCV):
         As in scikit-learn's ``GridSearchCV``.
     exhaustive : bool, default=False
         Try every candidate once, charged the composition of all of them.
-    privacy : tuple of (float, float), default=(1.0, 1e-5)
-        See below.
     n_iter : float, default=10
         Mean number of trials when ``exhaustive=False`` (> 1).
     n_trials_distribution : {'logarithmic', 'geometric', 'negative_binomial', 'poisson'}, \

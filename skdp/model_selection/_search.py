@@ -10,6 +10,7 @@ from numbers import Integral, Real
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone, is_classifier
+from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
@@ -72,6 +73,22 @@ def _run_trial(template, params, X_train, y_train, X_val, y_val, score_seed, cla
         noise_multiplier=score_noise_multiplier, rng=np.random.default_rng(score_seed),
     )
     return score, estimator
+
+
+def _key(candidate: dict) -> str:
+    return repr(sorted(candidate.items()))
+
+
+def _check_spent(model, planned, what: str) -> None:
+    """Refuse to release anything if a fit spent other than what was accounted (a bug guard:
+    calibration is deterministic, so a fit spends exactly its planned event)."""
+    while isinstance(model, Pipeline):
+        model = model.steps[-1][1]
+    if model.dp_event_ != planned:  # pragma: no cover - would be a bug
+        raise RuntimeError(
+            f"{what} spent {model.dp_event_}, not the accounted {planned}; nothing is released. "
+            "Please report this bug."
+        )
 
 
 def _search_estimator_has(attr):
@@ -236,6 +253,8 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         total = epsilon_of_curve(curve, delta)
         if not total <= epsilon:  # pragma: no cover - the groups are exact
             raise RuntimeError(f"search calibration overshot: {total} > {epsilon}")
+        planned_fit = {_key(c): e for c, e in zip(candidates, f, strict=True)}
+        planned_refit = {_key(c): e for c, e in zip(candidates, r, strict=False)}
         if self.verbose:
             print(
                 f"[{type(self).__name__}] {len(candidates)} candidates; "
@@ -279,6 +298,8 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
             for cand, (fit_seed, score_seed) in zip(drawn, seeds, strict=True)
         )
 
+        for cand, (_, model) in zip(drawn, results, strict=True):
+            _check_spent(model, planned_fit[_key(cand)], "a trial")
         if results:
             scores = np.array([s for s, _ in results])
             winner = int(np.argmax(scores))
@@ -310,6 +331,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
             )
             with _no_current_budget():
                 final.fit(X, y)
+            _check_spent(final, planned_refit[_key(self.best_params_)], "the refit")
             self.best_estimator_ = final
         elif best_trial is not None:
             self.best_estimator_ = best_trial

@@ -329,3 +329,21 @@ def test_clone_and_params():
     search = DPGridSearchCV(small_lr(), {"eta0": [1.0]}, n_iter=4)
     assert clone(search).get_params()["n_iter"] == 4
     assert "estimator__eta0" in search.get_params(deep=True)
+
+
+def test_which_preprocessing_counts_as_data_independent():
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    from skdp.datasets import adult_preprocessor
+    from skdp.model_selection._candidates import dp_step
+
+    step, prefix = dp_step(make_pipeline(adult_preprocessor(), small_lr()))
+    assert prefix == "dplogisticregression__" and isinstance(step, DPLogisticRegression)
+    learned = ColumnTransformer([("cat", OneHotEncoder(), [0])], remainder=StandardScaler())
+    for bad in (OneHotEncoder(), learned, OneHotEncoder(categories=[["a"]])):
+        with pytest.raises(ValueError):
+            dp_step(make_pipeline(bad, small_lr()))
+    with pytest.raises(TypeError, match="skdp estimator"):
+        dp_step(make_pipeline(Normalizer(), StandardScaler()))

@@ -80,7 +80,10 @@ def audit_multi_run(
     -------
     result : AuditResult
         ``epsilon_lower`` against ``epsilon_claimed`` (the largest ``privacy_spent_`` of the
-        fits), with the threshold and error rates in ``details``.
+        fits), with the threshold and error rates in ``details``. A fit that diverges
+        (FloatingPointError) counts as an outcome in which every canary scores ``+inf``
+        (``details['n_diverged_in']`` and ``['n_diverged_out']`` count them): a broken
+        mechanism can diverge on the canary, and an attacker would see it.
 
     Examples
     --------
@@ -115,11 +118,17 @@ def audit_multi_run(
     n_in = n_runs // 2
     seeds = run_seeds(rng, n_runs)
     ref = canaries.reference
-    tasks = [(estimator, X_in, y_in, s, X_canary, y_canary, ref) for s in seeds[:n_in]]
-    tasks += [(estimator, X_out, y_out, s, X_canary, y_canary, ref) for s in seeds[n_in:]]
+    tasks = [(estimator, X_in, y_in, s, X_canary, y_canary, ref, True) for s in seeds[:n_in]]
+    tasks += [(estimator, X_out, y_out, s, X_canary, y_canary, ref, True) for s in seeds[n_in:]]
     outcomes = fit_many(tasks, n_jobs)
     scores = np.array([o[0][0] for o in outcomes])
-    claimed = max(o[1] for o in outcomes)
+    claims = np.array([o[1] for o in outcomes])
+    if np.isnan(claims).all():
+        raise FloatingPointError(
+            "every audited fit diverged (the estimators raise FloatingPointError rather than "
+            "release non-finite parameters): there is nothing to audit"
+        )
+    claimed = float(np.nanmax(claims))
 
     bound, selection = multi_run_epsilon_lower_bound(
         scores[:n_in], scores[n_in:], delta, confidence, selection_fraction, rng
@@ -144,6 +153,8 @@ def audit_multi_run(
             n_eval_out=bound.n_out,
             selection_epsilon_lower=selection.epsilon_lower,
             neighboring_relation=relation.value,
+            n_diverged_in=int(np.isnan(claims[:n_in]).sum()),
+            n_diverged_out=int(np.isnan(claims[n_in:]).sum()),
             in_scores=scores[:n_in],
             out_scores=scores[n_in:],
         ),

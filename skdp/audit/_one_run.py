@@ -81,6 +81,11 @@ def audit_one_run(
         ``details`` has ``n_canaries``, ``n_included``, ``n_guesses``, ``n_correct`` (of the
         reported bound) and ``per_guess_count`` (every count tried with its bound).
 
+    Raises
+    ------
+    FloatingPointError
+        When the one fit diverges (no model is released, so there is nothing to score).
+
     Notes
     -----
     The bound is at most about ``log(r / log(1 / alpha))``-ish: with m = 200 canaries and every

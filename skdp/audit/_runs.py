@@ -58,17 +58,26 @@ def run_seeds(rng: np.random.Generator, n: int) -> list[int]:
 
 
 def fit_and_score(
-    estimator, X, y, seed: int, X_canary, y_canary, reference=None
+    estimator, X, y, seed: int, X_canary, y_canary, reference=None, allow_divergence=False
 ) -> tuple[np.ndarray, float]:
     """Fit a clone with ``random_state=seed``; return the canary scores and the claimed epsilon.
 
     Any enclosing ``with budget:`` block is ignored for the fit: the audit's fits are on the
     auditor's data and must not be charged to a ledger of private data.
+
+    With ``allow_divergence``, a fit that diverges (the estimators raise FloatingPointError
+    rather than release non-finite parameters) is an outcome like any other: every canary
+    scores ``+inf`` and the claimed epsilon is NaN (nothing was released). A membership test
+    may use it, as an attacker would see the failure.
     """
     model = _for_audit(estimator).set_params(random_state=seed)
     token = _CURRENT.set(None)
     try:
         model.fit(X, y)
+    except FloatingPointError:
+        if not allow_divergence:
+            raise
+        return np.full(len(X_canary), np.inf), float("nan")
     finally:
         _CURRENT.reset(token)
     return canary_scores(model, X_canary, y_canary, reference), float(model.privacy_spent_[0])

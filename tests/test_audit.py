@@ -14,7 +14,7 @@ import pytest
 from _audit_breakers import apply as apply_breaker
 
 import skdp
-from skdp._engine._optimizers import _AVAILABLE
+from skdp._engine._optimizers import _AVAILABLE, is_full_batch_only
 from skdp.audit import AuditResult, audit_multi_run, audit_one_run, canary_scores, make_canaries
 from skdp.linear_model import DPLogisticRegression, DPRidge
 from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
@@ -32,6 +32,12 @@ OPTIMIZER_SETTINGS: dict[str, dict] = {
 # Optimizers whose clipping the clipping breaker (model.clipped_grad_sum with max_norm=None)
 # cannot switch off, with the reason; their no-clipping cases are skipped.
 CLIP_BREAKER_UNSUPPORTED: dict[str, str] = {}
+# Optimizers for which the one-run audit cannot show clipping off, with the reason.
+ONE_RUN_CLIP_UNSUPPORTED: dict[str, str] = {
+    "diff2": "diff2's difference rounds add noise proportional to the length of the last step, "
+    "which unclipped canaries make huge: one run cannot see the canaries through it (the "
+    "multi-run audit catches clipping off for diff2)",
+}
 
 DELTA = 1e-5
 
@@ -129,6 +135,8 @@ def test_multi_run_audit_has_teeth(monkeypatch, optimizer, Estimator, breaker):
 @pytest.mark.parametrize("Estimator", [DPLogisticRegression, DPRidge])
 @pytest.mark.parametrize("breaker", ["none", "noise_off", "no_clipping"])
 def test_one_run_audit_has_teeth(monkeypatch, optimizer, Estimator, breaker):
+    if breaker == "no_clipping" and optimizer in ONE_RUN_CLIP_UNSUPPORTED:
+        pytest.skip(ONE_RUN_CLIP_UNSUPPORTED[optimizer])
     calls = run_breaker(monkeypatch, breaker, optimizer)
     X, y = make_data(regression=Estimator is DPRidge)
     est = linear_estimator(Estimator, optimizer, 1.0)
@@ -144,20 +152,51 @@ def test_one_run_audit_has_teeth(monkeypatch, optimizer, Estimator, breaker):
         assert result.epsilon_lower > result.epsilon_claimed, str(result)
 
 
+# Optimizers whose long MLP runs (60 full-batch rounds at learning_rate_init=2) are unstable
+# even without a breaker, with the reason.
+MLP_LONG_RUN_UNSUPPORTED: dict[str, str] = {
+    "diff2": "diff2's long MLP runs here diverge or explode (parameters ~1e32) without any "
+    "breaker; see test_exploding_runs_reveal_the_dataset_size",
+}
+
+
+def mlp_long_run(Estimator, optimizer: str):
+    return linear_estimator(
+        Estimator, optimizer, 1.0, hidden_layer_sizes=(8,), max_iter=60, learning_rate="constant"
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True,
+    reason="known limitation of treating n as public: under add/remove-one a row changes n, "
+    "which every optimizer divides by (full batch: n; Poisson: the expected batch q n); in an "
+    "exploding run (diff2 MLP, 60 full-batch rounds, outputs ~1e32) the 1/n vs 1/(n+1) step "
+    "compounds and the audit refutes the claim (lower bound 2.83 > 1). With n fixed "
+    "(replace-one pairs) the same audit finds nothing. See docs/audit.md.",
+)
+def test_exploding_runs_reveal_the_dataset_size():
+    X, y = make_data(regression=True)
+    result = audit_multi_run(mlp_long_run(DPMLPRegressor, "diff2"), X, y, n_runs=1000,
+                             random_state=1)
+    assert result.epsilon_lower < result.epsilon_claimed, str(result)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("optimizer", OPTIMIZERS)
 @pytest.mark.parametrize("Estimator", [DPMLPClassifier, DPMLPRegressor])
 @pytest.mark.parametrize("breaker", ["none", "noise_off", "no_clipping"])
 def test_mlp_multi_run_audit_has_teeth(monkeypatch, optimizer, Estimator, breaker):
     """MLPs: the random initialisation moves a canary's score from fit to fit far more than
-    a few clipped steps do, so the black-box audit needs a longer run (30 full-batch steps)
+    a few clipped steps do, so the black-box audit needs a longer run (60 full-batch steps)
     with a constant step size (a decaying one learns the canary too little) to catch noise off
-    or clipping off; it does not catch noise / 4 (see docs/audit.md)."""
+    or clipping off; it does not catch noise / 4 (see docs/audit.md). Unclipped, some
+    optimizers diverge on the canary: the audit counts that as an outcome."""
+    if optimizer in MLP_LONG_RUN_UNSUPPORTED:
+        pytest.skip(MLP_LONG_RUN_UNSUPPORTED[optimizer])
     calls = run_breaker(monkeypatch, breaker, optimizer)
     X, y = make_data(regression=Estimator is DPMLPRegressor)
-    est = linear_estimator(
-        Estimator, optimizer, 1.0, hidden_layer_sizes=(8,), max_iter=30, learning_rate="constant"
-    )
+    est = mlp_long_run(Estimator, optimizer)
     result = audit_multi_run(est, X, y, n_runs=1000, random_state=1)
     check_breaker_reached(calls, breaker, optimizer)
     if breaker == "none":
@@ -170,6 +209,8 @@ def test_mlp_multi_run_audit_has_teeth(monkeypatch, optimizer, Estimator, breake
 @pytest.mark.parametrize("optimizer", OPTIMIZERS)
 def test_poisson_sampled_audit_below_claim(optimizer):
     """Mini-batches (Poisson sampling, amplification): the correct mechanism stays below."""
+    if is_full_batch_only(optimizer):
+        pytest.skip(f"optimizer={optimizer!r} is full-batch only")
     X, y = make_data(regression=False, n=64)
     est = linear_estimator(DPLogisticRegression, optimizer, 1.0, batch_size=8)
     for canary in ("crafted", "random"):
@@ -195,6 +236,25 @@ def test_audit_result_and_details():
     assert one.method == "one_run" and one.n_fits == 1
     assert [d["n_guesses"] for d in one.details["per_guess_count"]] == [4, 10]
     assert one.details["n_included"] == int(one.details["included"].sum())
+
+
+def test_diverged_fits_are_outcomes(monkeypatch):
+    """A mechanism that fails (FloatingPointError) whenever the canary is in is caught."""
+    X, y = make_data(regression=True)
+    fit = DPRidge.fit
+
+    def failing_fit(self, X_fit, y_fit):
+        if len(X_fit) > len(X):
+            raise FloatingPointError("diverged")
+        return fit(self, X_fit, y_fit)
+
+    monkeypatch.setattr(DPRidge, "fit", failing_fit)
+    est = linear_estimator(DPRidge, "noisy_sgd", 1.0)
+    result = audit_multi_run(est, X, y, n_runs=100, random_state=0)
+    assert result.details["n_diverged_in"] == 50 and result.details["n_diverged_out"] == 0
+    assert result.epsilon_lower > 2.0 and result.epsilon_claimed == pytest.approx(1.0, abs=0.02)
+    with pytest.raises(FloatingPointError):
+        audit_one_run(est, X, y, n_canaries=10, random_state=0)
 
 
 def test_audit_does_not_touch_the_estimator_or_charge_budgets(tmp_path):

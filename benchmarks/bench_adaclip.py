@@ -37,7 +37,7 @@ TASKS = {
 # (key, label, parameters); the first row is the baseline of the paired differences.
 ALL_ROWS = [
     ("noisy_sgd", "noisy_sgd (default)", {}),
-    ("adaclip", "adaclip (defaults: gamma=0.5, variance_cap=1)", dict(optimizer="adaclip")),
+    ("adaclip", "adaclip (defaults: gamma=0.25, variance_cap=1)", dict(optimizer="adaclip")),
     ("adaclip-cap4", "adaclip, variance_cap=4",
      dict(optimizer="adaclip", optimizer_params={"variance_cap": 4.0})),
     # adaclip's clipping in the noise-dominated regime is about 0.56 sqrt(cap / gamma) C

@@ -44,7 +44,7 @@ class DPMLPRegressor(RegressorMixin, BaseDPMLP):
         ``'diff2'``: DIFF2-GD (Murata & Suzuki), full-batch gradient descent that sends
         clipped gradient differences between restarts; ``max_iter`` counts its rounds.
     optimizer_params : dict, default=None
-        Hyperparameters of the chosen optimizer. ``'adaclip'``: ``gamma`` (0.5), ``beta1``
+        Hyperparameters of the chosen optimizer. ``'adaclip'``: ``gamma`` (0.25), ``beta1``
         (0.99), ``beta2`` (0.9), ``variance_floor`` (1e-6), ``variance_cap`` (1.0).
         ``'diff2'``: ``restart_period`` (10), ``budget_split`` (0.8), ``diff_clip`` (1.0),
         ``n_clients`` (1); ``docs/optimizers.md`` explains them. The other optimizers take

@@ -100,8 +100,8 @@ class BaseDPMLP(BaseDPEstimator):
             loss.target_dtype,
             settings,
             mechanism=(
-                f"optimizer={self.optimizer!r} ({describe_optimizer(self.optimizer)}; exact "
-                "per-example norms from per-layer factors)"
+                f"optimizer={self.optimizer!r} ({describe_optimizer(self.optimizer)}, "
+                "per-layer ghost clipping)"
             ),
         )
         # Everything fitted lives on the host as numpy: a fitted model pickles and predicts

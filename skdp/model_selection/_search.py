@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import warnings
 from copy import deepcopy
 from numbers import Integral, Real
@@ -10,7 +9,6 @@ from numbers import Integral, Real
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone, is_classifier
-from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
@@ -22,73 +20,14 @@ from sklearn.utils.validation import (
     indexable,
 )
 
-from .._base import planned_spend
-from .._validation import PrivacyWarning, check_privacy, warn_if_delta_large
+from .._validation import check_privacy, warn_if_delta_large
 from ..budget import PrivacyBudget, current_budget
-from ..budget import _context as _budget_context
-from ._accounting import (
-    SearchEvents,
-    SearchTooExpensive,
-    calibrate_search,
-    epsilon_of_curve,
-    search_spend,
-)
 from ._candidates import check_space, dp_step, sample_candidate, support
-from ._scoring import noisy_validation_score
+from ._execution import candidate_key, check_spent, no_current_budget, run_trial
+from ._plan import plan_search
 from ._trials import TRIAL_DISTRIBUTIONS, TrialDistribution
 
 __all__ = ["DPGridSearchCV", "DPRandomizedSearchCV"]
-
-
-@contextlib.contextmanager
-def _no_current_budget():
-    """Trials and the refit charge nothing: the search charges its total once. This hides an
-    enclosing ``with budget:`` block from them (worker processes never see it anyway)."""
-    token = _budget_context._CURRENT.set(None)
-    try:
-        with warnings.catch_warnings():
-            # The search warns about a large delta once, for the whole data set.
-            warnings.simplefilter("ignore", PrivacyWarning)
-            yield
-    finally:
-        _budget_context._CURRENT.reset(token)
-
-
-def _quiet_planned_spend(estimator, X, y):
-    with _no_current_budget():
-        return planned_spend(estimator, X, y).spend
-
-
-def _run_trial(template, params, X_train, y_train, X_val, y_val, score_seed, classifier,
-               score_clip, score_noise_multiplier):
-    """One trial, anywhere joblib sends it: a DP fit, then a noisy validation score.
-
-    Returns ``(noisy score sum, fitted estimator)``; the driver keeps only the best.
-    """
-    estimator = clone(template).set_params(**params)
-    with _no_current_budget():
-        estimator.fit(X_train, y_train)
-    score = noisy_validation_score(
-        estimator, X_val, y_val, classifier=classifier, score_clip=score_clip,
-        noise_multiplier=score_noise_multiplier, rng=np.random.default_rng(score_seed),
-    )
-    return score, estimator
-
-
-def _key(candidate: dict) -> str:
-    return repr(sorted(candidate.items()))
-
-
-def _check_spent(model, planned, what: str) -> None:
-    """Refuse to release anything if a fit spent other than what was accounted (a bug guard:
-    calibration is deterministic, so a fit spends exactly its planned event)."""
-    while isinstance(model, Pipeline):
-        model = model.steps[-1][1]
-    if model.dp_event_ != planned:  # pragma: no cover - would be a bug
-        raise RuntimeError(
-            f"{what} spent {model.dp_event_}, not the accounted {planned}; nothing is released. "
-            "Please report this bug."
-        )
 
 
 def _search_estimator_has(attr):
@@ -213,65 +152,27 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         def with_privacy(params, trial_epsilon):
             return {**params, f"{prefix}privacy": (trial_epsilon, delta)}
 
-        def events_for(cands, trial_epsilon):
-            fits, refits = [], []
-            for cand in cands:
-                est = clone(template).set_params(**with_privacy(cand, trial_epsilon))
-                fits.append(_quiet_planned_spend(est, X_train, y_train))
-                if self.refit:
-                    refits.append(_quiet_planned_spend(est, X, y))
-            return fits, refits
-
-        # Candidates with the same plan spend the same: calibrate on one of each.
-        reference = epsilon / 3.0
-        try:
-            fits, refits = events_for(candidates, reference)
-        except (ValueError, RuntimeError) as exc:
-            raise SearchTooExpensive(
-                f"privacy=({epsilon:g}, {delta:g}) is too small for this search: a candidate "
-                f"cannot even be calibrated to epsilon={reference:.3g} per trial ({exc})"
-            ) from exc
-        groups: dict = {}
-        for i, key in enumerate(zip(fits, refits or [None] * len(fits), strict=True)):
-            groups.setdefault(key, []).append(i)
-        representatives = [candidates[idx[0]] for idx in groups.values()]
-        counts = tuple(len(idx) for idx in groups.values())
-
-        def events_at(trial_epsilon):
-            f, r = events_for(representatives, trial_epsilon)
-            return SearchEvents(tuple(f), counts, tuple(r))
-
-        calibration = calibrate_search(
-            events_at, trials, epsilon, delta, float(self.score_epsilon_ratio)
+        plan = plan_search(
+            template, prefix, candidates, trials, (X_train, y_train), (X, y),
+            (epsilon, delta), bool(self.refit), float(self.score_epsilon_ratio),
         )
-        # Check the result with every candidate, not only the representatives.
-        f, r = events_for(candidates, calibration.trial_epsilon)
-        spend, curve = search_spend(
-            SearchEvents(tuple(f), (1,) * len(f), tuple(r)),
-            calibration.score_noise_multiplier, trials,
-        )
-        total = epsilon_of_curve(curve, delta)
-        if not total <= epsilon:  # pragma: no cover - the groups are exact
-            raise RuntimeError(f"search calibration overshot: {total} > {epsilon}")
-        planned_fit = {_key(c): e for c, e in zip(candidates, f, strict=True)}
-        planned_refit = {_key(c): e for c, e in zip(candidates, r, strict=False)}
         if self.verbose:
             print(
                 f"[{type(self).__name__}] {len(candidates)} candidates; "
                 + ("every candidate once (composed)" if exhaustive
                    else f"random number of trials, {trials.describe()}")
-                + f"; each trial: fit at epsilon={calibration.trial_epsilon:.4g}, score noise "
-                f"multiplier {calibration.score_noise_multiplier:.4g}; total epsilon "
-                f"{total:.4g} at delta={delta:g}"
+                + f"; each trial: fit at epsilon={plan.trial_epsilon:.4g}, score noise "
+                f"multiplier {plan.score_noise_multiplier:.4g}; total epsilon "
+                f"{plan.epsilon:.4g} at delta={delta:g}"
             )
 
         # Charge once, before the data is used; a refused search charges and runs nothing.
         if budget is not None:
             budget.charge(
-                spend,
+                plan.spend,
                 estimator=type(self).__name__,
                 params=self._public_record(len(candidates)),
-                mechanism=self._mechanism(trials, calibration.trial_epsilon, delta),
+                mechanism=self._mechanism(trials, plan.trial_epsilon, delta),
                 neighboring_relation="add_or_remove_one",
             )
 
@@ -288,18 +189,18 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         if self.verbose:
             print(f"[{type(self).__name__}] running the trials")
         results = Parallel(n_jobs=self.n_jobs)(
-            delayed(_run_trial)(
+            delayed(run_trial)(
                 template,
-                {**with_privacy(cand, calibration.trial_epsilon),
+                {**with_privacy(cand, plan.trial_epsilon),
                  f"{prefix}random_state": int(fit_seed)},
                 X_train, y_train, X_val, y_val, int(score_seed),
-                classifier, float(self.score_clip), calibration.score_noise_multiplier,
+                classifier, float(self.score_clip), plan.score_noise_multiplier,
             )
             for cand, (fit_seed, score_seed) in zip(drawn, seeds, strict=True)
         )
 
         for cand, (_, model) in zip(drawn, results, strict=True):
-            _check_spent(model, planned_fit[_key(cand)], "a trial")
+            check_spent(model, plan.planned_fit[candidate_key(cand)], "a trial")
         if results:
             scores = np.array([s for s, _ in results])
             winner = int(np.argmax(scores))
@@ -326,20 +227,20 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
             if self.verbose:
                 print(f"[{type(self).__name__}] refitting the selected candidate on all rows")
             final = clone(template).set_params(
-                **with_privacy(self.best_params_, calibration.trial_epsilon),
+                **with_privacy(self.best_params_, plan.trial_epsilon),
                 **{f"{prefix}random_state": refit_seed, f"{prefix}verbose": step.verbose},
             )
-            with _no_current_budget():
+            with no_current_budget():
                 final.fit(X, y)
-            _check_spent(final, planned_refit[_key(self.best_params_)], "the refit")
+            check_spent(final, plan.planned_refit[candidate_key(self.best_params_)], "the refit")
             self.best_estimator_ = final
         elif best_trial is not None:
             self.best_estimator_ = best_trial
 
-        self.privacy_spent_ = (total, delta)
-        self.dp_event_ = spend
-        self.trial_privacy_ = (calibration.trial_epsilon, delta)
-        self.score_noise_multiplier_ = calibration.score_noise_multiplier
+        self.privacy_spent_ = (plan.epsilon, delta)
+        self.dp_event_ = plan.spend
+        self.trial_privacy_ = (plan.trial_epsilon, delta)
+        self.score_noise_multiplier_ = plan.score_noise_multiplier
         self.n_candidates_ = len(candidates)
         self.n_validation_ = int(val_idx.size)
         return self

@@ -29,7 +29,7 @@ from dp_accounting.rdp import rdp_privacy_accountant as _rdp
 from ..accounting._accountants import quiet_accounting_logs
 from ..budget import RdpCurve
 from ._scoring import gaussian_noise_for
-from ._trials import TrialDistribution
+from ._trials import TrialDistribution, dp_accounting_internal
 
 __all__ = ["ORDERS", "SearchCalibration", "SearchEvents", "rdp_of", "search_spend",
            "calibrate_search"]
@@ -102,7 +102,9 @@ def search_spend(
         else:
             search_event = None
             search_curve = np.asarray(
-                _rdp._compute_rdp_repeat_and_select(ORDERS, upper, trials.mean, trials.shape)
+                dp_accounting_internal("_compute_rdp_repeat_and_select")(
+                    ORDERS, upper, trials.mean, trials.shape
+                )
             )
     parts_events = [search_event]
     curve = search_curve

@@ -27,9 +27,23 @@ __all__ = ["TrialDistribution", "TRIAL_DISTRIBUTIONS"]
 TRIAL_DISTRIBUTIONS = ("logarithmic", "geometric", "negative_binomial", "poisson")
 
 
+def dp_accounting_internal(name: str):
+    """A function of dp_accounting's RDP accountant that is not public API (the tests check
+    its results against the public ``RepeatAndSelectDpEvent``), with a clear error should a
+    dp-accounting release rename it."""
+    try:
+        return getattr(_rdp, name)
+    except AttributeError as exc:  # pragma: no cover - depends on the installed version
+        raise ImportError(
+            f"skdp.model_selection needs dp_accounting's rdp_privacy_accountant.{name}, which "
+            "the installed dp-accounting does not have (0.4.4 to 0.6.0 have it); install one "
+            "of those versions and please report this"
+        ) from exc
+
+
 def _tnb_mean(gamma: float, shape: float) -> float:
     """E[K] of the truncated negative binomial ``D_{shape, gamma}`` (dp_accounting's formula)."""
-    return _rdp._truncated_negative_binomial_mean(gamma, shape)
+    return dp_accounting_internal("_truncated_negative_binomial_mean")(gamma, shape)
 
 
 def _sampling_gamma(shape: float, mean: float) -> float:

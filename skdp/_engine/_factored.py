@@ -76,15 +76,22 @@ def rounding_margin(blocks: Sequence[Block], dtype: torch.dtype) -> float:
     return 2.0 * k * u / (1.0 - k * u)
 
 
-def gradient_sq_norms(blocks: Sequence[Block]) -> torch.Tensor:
-    """``||g_i||^2``: a sum of non-negative terms (no cancellation, no margin needed)."""
-    total = None
-    for b in blocks:
+def gradient_sq_norms(
+    blocks: Sequence[Block], first_input_sq: torch.Tensor | None = None
+) -> torch.Tensor:
+    """``||g_i||^2 = sum_blocks ||h~_i||^2 ||delta_i||^2``: a sum of non-negative terms (no
+    cancellation, no margin needed). ``first_input_sq``, if given, is the first block's
+    ``||h~_i||^2`` computed once per fit (e.g. ``||x_i||^2 + 1`` in float64)."""
+
+    def input_sq(b: Block) -> torch.Tensor:
         h_sq = torch.linalg.vector_norm(b.h, dim=1).square_()
-        if b.has_bias:
-            h_sq.add_(1.0)
-        term = h_sq.mul_(torch.linalg.vector_norm(b.delta, dim=1).square_())
-        total = term if total is None else total.add_(term)
+        return h_sq.add_(1.0) if b.has_bias else h_sq
+
+    first = blocks[0]
+    h_sq = input_sq(first) if first_input_sq is None else first_input_sq
+    total = h_sq * torch.linalg.vector_norm(first.delta, dim=1).square_()
+    for b in blocks[1:]:
+        total.addcmul_(input_sq(b), torch.linalg.vector_norm(b.delta, dim=1).square_())
     return total
 
 
@@ -111,14 +118,17 @@ def _input(b: Block, keep: torch.Tensor) -> torch.Tensor:
 
 
 def weighted_gradient_sum(
-    blocks: Sequence[Block], factors: torch.Tensor, out_blocks: Sequence[ParamBlock]
+    blocks: Sequence[Block], factors: torch.Tensor | None, out_blocks: Sequence[ParamBlock]
 ) -> None:
     """``sum_i c_i g_i`` written into ``out_blocks``; rows with ``c_i = 0`` contribute exactly
-    zero even if they hold non-finite values."""
-    keep = factors > 0
+    zero even if they hold non-finite values. ``factors=None`` is the plain sum."""
+    keep = None if factors is None else factors > 0
     for b, (W_out, b_out) in zip(blocks, out_blocks, strict=True):
-        scaled = _zero_rows(b.delta * factors.unsqueeze(1), keep)
-        torch.mm(_input(b, keep).T, scaled, out=W_out)
+        if keep is None:
+            h, scaled = b.h, b.delta
+        else:
+            h, scaled = _input(b, keep), _zero_rows(b.delta * factors.unsqueeze(1), keep)
+        torch.mm(h.T, scaled, out=W_out)
         if b_out is not None:
             torch.sum(scaled, dim=0, out=b_out)
 

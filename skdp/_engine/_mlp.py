@@ -19,8 +19,13 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from ._factored import Block, ParamBlock
-from ._glm import CLIP_SAFETY
+from ._factored import (
+    Block,
+    ParamBlock,
+    clip_factors,
+    gradient_sq_norms,
+    weighted_gradient_sum,
+)
 from ._losses import OutputLoss, output_residuals
 from ._rows import row_norms_float64
 
@@ -165,11 +170,8 @@ class MLPModel:
         self, inputs: list[torch.Tensor], deltas: list[torch.Tensor], aux_b: torch.Tensor
     ) -> torch.Tensor:
         """``sum_l (||h_l,i||^2 + 1) ||delta_l,i||^2``: squared per-example gradient norms."""
-        sq = aux_b * torch.linalg.vector_norm(deltas[0], dim=1).square_()
-        for h, delta in zip(inputs[1:], deltas[1:], strict=True):
-            h_sq = torch.linalg.vector_norm(h, dim=1).square_().add_(1.0)
-            sq.addcmul_(h_sq, torch.linalg.vector_norm(delta, dim=1).square_())
-        return sq
+        blocks = [Block(h, d, True) for h, d in zip(inputs, deltas, strict=True)]
+        return gradient_sq_norms(blocks, first_input_sq=aux_b)
 
     def clipped_grad_sum(
         self,
@@ -186,22 +188,13 @@ class MLPModel:
         gradient norm is not finite (overflow in a row with huge values) contributes zero, so
         whatever one row holds, its contribution has norm at most ``max_norm``.
         """
-        inputs, deltas = self.output_deltas(params, Xb, yb)
+        blocks = self.gradient_blocks(params, Xb, yb)
+        factors = None
         if max_norm is not None:
             if aux_b is None:
                 aux_b = self.example_aux(Xb)
-            bound = max_norm * CLIP_SAFETY
-            norms = self.per_example_sq_norms(inputs, deltas, aux_b).sqrt_()
-            finite = torch.isfinite(norms).unsqueeze(1)
-            # factor = min(1, bound / ||g_i||) = bound / max(||g_i||, bound).
-            factors = torch.reciprocal(norms.clamp_(min=bound)).mul_(bound).unsqueeze(1)
-            deltas = [torch.where(finite, d * factors, 0.0) for d in deltas]
-            # Inputs are finite (validated); hidden activations of an overflowing row may not
-            # be, and inf * 0 would poison the sum.
-            inputs = [inputs[0]] + [torch.where(finite, h, 0.0) for h in inputs[1:]]
-        for (W_out, b_out), h, delta in zip(self.layers(out), inputs, deltas, strict=True):
-            torch.mm(h.T, delta, out=W_out)
-            torch.sum(delta, dim=0, out=b_out)
+            factors = clip_factors(gradient_sq_norms(blocks, first_input_sq=aux_b), max_norm)
+        weighted_gradient_sum(blocks, factors, self.layers(out))
         return out
 
     # --- factored per-example gradients (skdp/_engine/_factored.py) ------------------------

@@ -48,7 +48,7 @@ from ._factored import (
     weighted_gradient_sum,
 )
 from ._model import DPModel
-from ._noisy_sgd import NoisySGD, SGDSettings, TrainingData, project_onto_ball
+from ._noisy_sgd import IterateUpdate, NoisySGD, SGDSettings, TrainingData
 from ._optimizer_params import check_positive
 
 __all__ = ["Diff2", "Diff2Params", "client_weights"]
@@ -216,10 +216,7 @@ class Diff2(NoisySGD):
         estimate = torch.zeros_like(params)  # the released running estimate of the gradient
         grad = torch.empty_like(params)
         noise = torch.empty_like(params)
-        penalty = model.penalty_mask(device) * s.l2 if s.l2 > 0 else None
-        average_from = s.n_steps - s.n_averaged_steps
-        averaged = params.clone()
-        n_averaged = 0
+        iterates = IterateUpdate(model, params, s)
         previous_params = None
         previous_blocks = None
 
@@ -262,19 +259,12 @@ class Diff2(NoisySGD):
                 estimate.add_(grad.div_(denominator))
             # Post-processing of the released estimate from here on.
             grad.copy_(estimate)
-            if penalty is not None:
-                grad.addcmul_(penalty, params)
             previous_params = params.clone()
             previous_blocks = blocks
-            params.sub_(grad, alpha=rates[r])
-            if s.projection_radius is not None:
-                project_onto_ball(params, s.projection_radius)
-            if r >= average_from:
-                n_averaged += 1
-                averaged.lerp_(params, 1.0 / n_averaged)
+            iterates.step(r, grad, rates[r])
             if verbose and (r + 1) % max(1, self.n_rounds // 10) == 0:
                 print(
                     f"[skdp] diff2 round {r + 1}/{self.n_rounds}: squared norm of the estimate "
                     f"{float(estimate.square().sum()):.4g}"
                 )
-        return averaged if n_averaged else params
+        return iterates.released()

@@ -47,6 +47,7 @@ __all__ = [
     "ProjectedNoisySGD",
     "ADPSGD",
     "ClippedNoisyMean",
+    "IterateUpdate",
     "project_onto_ball",
     "steps_per_epoch",
 ]
@@ -226,7 +227,6 @@ class NoisySGD:
         device = data.X.device
         sampler = self.sampler(data.n_samples, randomness)
         denominator = sampler.expected_batch_size
-        radius = s.projection_radius
         fixed_rates = s.learning_rates()
         rates = None if fixed_rates is None else fixed_rates.tolist()
         adagrad = AdaGradNorm(s.learning_rate) if rates is None else None
@@ -234,10 +234,7 @@ class NoisySGD:
         params = model.init_params(device, randomness.init)
         grad = torch.empty_like(params)
         privatize = self._privatizer(model, params, calibration, randomness, denominator)
-        penalty = model.penalty_mask(device) * s.l2 if s.l2 > 0 else None
-        average_from = s.n_steps - s.n_averaged_steps
-        averaged = params.clone()
-        n_averaged = 0
+        iterates = IterateUpdate(model, params, s)
         per_epoch = steps_per_epoch(s.n_samples, s.batch_size)
         released_sq_norm = 0.0
 
@@ -252,14 +249,7 @@ class NoisySGD:
                 rate = adagrad.rate()
             else:
                 rate = rates[step]
-            if penalty is not None:
-                grad.addcmul_(penalty, params)
-            params.sub_(grad, alpha=rate)
-            if radius is not None:
-                project_onto_ball(params, radius)
-            if step >= average_from:
-                n_averaged += 1
-                averaged.lerp_(params, 1.0 / n_averaged)
+            iterates.step(step, grad, rate)
             if verbose and (step + 1) % per_epoch == 0:
                 epoch = (step + 1) // per_epoch
                 print(
@@ -267,8 +257,7 @@ class NoisySGD:
                     f"gradient {released_sq_norm / per_epoch:.4g}"
                 )
                 released_sq_norm = 0.0
-        return averaged if n_averaged else params
-
+        return iterates.released()
 
     def _privatizer(
         self,
@@ -288,6 +277,37 @@ class NoisySGD:
             randomness.noise,
             torch.empty_like(params),
         )
+
+
+class IterateUpdate:
+    """What every optimizer does with a released gradient (all post-processing): add the L2
+    penalty's gradient, step, project onto the ball of radius ``projection_radius`` if one is
+    set, and average the iterates of the last ``average`` fraction of the steps."""
+
+    def __init__(self, model: DPModel, params: torch.Tensor, settings: SGDSettings) -> None:
+        self.params = params
+        l2 = settings.l2
+        self.penalty = model.penalty_mask(params.device) * l2 if l2 > 0 else None
+        self.radius = settings.projection_radius
+        self.average_from = settings.n_steps - settings.n_averaged_steps
+        self.averaged = params.clone()
+        self.n_averaged = 0
+
+    def step(self, index: int, grad: torch.Tensor, rate: float) -> None:
+        """Step ``index`` with the released gradient ``grad`` (the penalty is added in place)."""
+        params = self.params
+        if self.penalty is not None:
+            grad.addcmul_(self.penalty, params)
+        params.sub_(grad, alpha=rate)
+        if self.radius is not None:
+            project_onto_ball(params, self.radius)
+        if index >= self.average_from:
+            self.n_averaged += 1
+            self.averaged.lerp_(params, 1.0 / self.n_averaged)
+
+    def released(self) -> torch.Tensor:
+        """The averaged iterates, or the last iterate when nothing is averaged."""
+        return self.averaged if self.n_averaged else self.params
 
 
 class ClippedNoisyMean:

@@ -197,3 +197,16 @@ def test_budget_split_one_is_fine_without_difference_rounds(binary):
     est = DPLogisticRegression(optimizer="diff2", max_iter=5, random_state=0,
                                optimizer_params={"restart_period": 1, "budget_split": 1.0})
     assert np.isfinite(est.fit(X, y).coef_).all()
+
+
+def test_numpy_scalars_from_grids_are_accepted_and_non_numbers_refused():
+    from skdp._engine._adaclip import AdaClipParams
+    from skdp._engine._diff2 import Diff2Params
+
+    assert Diff2Params(budget_split=np.float64(0.5), diff_clip=np.int64(3)).diff_clip == 3
+    assert AdaClipParams(gamma=np.float32(0.3), variance_cap=np.int64(2)).variance_cap == 2
+    for bad in ("a", True):
+        with pytest.raises(ValueError, match="budget_split"):
+            Diff2Params(budget_split=bad)
+        with pytest.raises(ValueError, match="beta1"):
+            AdaClipParams(beta1=bad)

@@ -49,7 +49,7 @@ from ._factored import (
 )
 from ._model import DPModel
 from ._noisy_sgd import IterateUpdate, NoisySGD, SGDSettings, TrainingData
-from ._optimizer_params import check_positive
+from ._optimizer_params import check_positive, check_unit_interval
 
 __all__ = ["Diff2", "Diff2Params", "client_weights"]
 
@@ -85,10 +85,7 @@ class Diff2Params:
                 raise ValueError(
                     f"optimizer_params[{name!r}] must be an integer >= 1, got {value!r}"
                 )
-        if not (isinstance(self.budget_split, int | float) and 0.0 < self.budget_split <= 1.0):
-            raise ValueError(
-                f"optimizer_params['budget_split'] must be in (0, 1], got {self.budget_split!r}"
-            )
+        check_unit_interval("budget_split", self.budget_split, open_low=True)
         check_positive("diff_clip", self.diff_clip)
 
 

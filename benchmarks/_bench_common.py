@@ -186,6 +186,28 @@ def ratio(num: float, den: float, digits: int = 1) -> str:
     return f"{num / den:.{digits}f}x"
 
 
+def paired_cell(values: Sequence[float], base: Sequence[float] | None = None) -> str:
+    """``mean ± std`` over seeds, and ``(+diff)``, the mean paired difference to ``base``
+    (the same seeds), when a baseline is given."""
+    values = np.asarray(values, dtype=float)
+    cell = f"{values.mean():.4f} ± {values.std(ddof=1) if values.size > 1 else 0:.4f}"
+    if base is not None:
+        cell += f" ({(values - np.asarray(base, dtype=float)).mean():+.4f})"
+    return cell
+
+
+def add_threads_argument(parser: argparse.ArgumentParser) -> None:
+    """``--threads N``: torch.set_num_threads, for accuracy-only scripts on shared cores."""
+    parser.add_argument("--threads", type=int, default=None,
+                        help="torch.set_num_threads (1 helps when other jobs share the cores; "
+                             "this script measures accuracy only)")
+
+
+def apply_threads(args: argparse.Namespace) -> None:
+    if args.threads:
+        torch.set_num_threads(args.threads)
+
+
 def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     cells = [list(map(str, headers))] + [list(map(str, row)) for row in rows]
     widths = [max(len(row[j]) for row in cells) for j in range(len(headers))]

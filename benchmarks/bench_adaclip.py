@@ -19,8 +19,16 @@ import argparse
 import time
 
 import numpy as np
-import torch
-from _bench_common import DELTA, collect_warnings, load_average, print_header, print_warnings
+from _bench_common import (
+    DELTA,
+    add_threads_argument,
+    apply_threads,
+    collect_warnings,
+    load_average,
+    paired_cell,
+    print_header,
+    print_warnings,
+)
 from _datasets import adult, fashion_mnist
 
 from skdp.linear_model import DPLogisticRegression
@@ -73,13 +81,10 @@ def run_task(key, args, caught):
     print("|" + "---|" * (len(args.epsilons) + 2))
     base = ROWS[0][0]
     for label, _ in ROWS:
-        cells = []
-        for eps in args.epsilons:
-            values = np.asarray(scores[label, eps])
-            cell = f"{values.mean():.4f} ± {values.std(ddof=1) if values.size > 1 else 0:.4f}"
-            if label != base:
-                cell += f" ({(values - np.asarray(scores[base, eps])).mean():+.4f})"
-            cells.append(cell)
+        cells = [
+            paired_cell(scores[label, eps], None if label == base else scores[base, eps])
+            for eps in args.epsilons
+        ]
         print(f"| {label} | " + " | ".join(cells) + f" | {np.mean(seconds[label]):.1f} |")
     print(flush=True)
 
@@ -93,11 +98,9 @@ def main(argv=None) -> int:
     parser.add_argument("--rows", nargs="+", default=[key for key, _, _ in ALL_ROWS],
                         choices=[key for key, _, _ in ALL_ROWS],
                         help="configurations to run (the first is the baseline)")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch.set_num_threads (1 helps when other jobs share the cores)")
+    add_threads_argument(parser)
     args = parser.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    apply_threads(args)
     ROWS[:] = [(label, params) for key, label, params in ALL_ROWS if key in args.rows]
     print_header("adaclip vs noisy_sgd (Pichapati et al.'s comparison)", [
         f"Tasks {args.task}; epsilons {args.epsilons}, delta={DELTA:g}; {args.seeds} seeds. "

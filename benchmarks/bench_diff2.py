@@ -22,8 +22,15 @@ import itertools
 import time
 
 import numpy as np
-import torch
-from _bench_common import DELTA, collect_warnings, load_average, print_header, print_warnings
+from _bench_common import (
+    DELTA,
+    add_threads_argument,
+    apply_threads,
+    collect_warnings,
+    load_average,
+    print_header,
+    print_warnings,
+)
 from _datasets import diamonds, validation_split
 
 from skdp.linear_model import DPRidge
@@ -135,11 +142,9 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--subsample", type=int, default=None,
                         help="train on a random subset of this many training rows")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch.set_num_threads (1 helps when other jobs share the cores)")
+    add_threads_argument(parser)
     args = parser.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    apply_threads(args)
     print_header("diff2 vs noisy full-batch gradient descent (Murata & Suzuki's comparison)", [
         f"Tasks {args.task}; epsilons {args.epsilons}, delta={DELTA:g}; {args.rounds} rounds; "
         f"{args.seeds} test seeds. Grids: step {STEP_SIZES} x C1 {CLIP_BOUNDS} for DP-GD; "

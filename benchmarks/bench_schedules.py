@@ -16,9 +16,16 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
-import torch
-from _bench_common import DELTA, collect_warnings, load_average, print_header, print_warnings
+from _bench_common import (
+    DELTA,
+    add_threads_argument,
+    apply_threads,
+    collect_warnings,
+    load_average,
+    paired_cell,
+    print_header,
+    print_warnings,
+)
 from _datasets import adult, fashion_mnist
 
 from skdp.linear_model import DPLogisticRegression
@@ -77,12 +84,8 @@ def run_task(key, args, caught):
     for label, _ in rows:
         cells = []
         for eps in args.epsilons:
-            values = np.asarray(scores[label, eps])
-            cell = f"{values.mean():.4f} ± {values.std(ddof=1) if values.size > 1 else 0:.4f}"
-            if label != base_label:
-                diff = values - np.asarray(scores[base_label, eps])
-                cell += f" ({diff.mean():+.4f})"
-            cells.append(cell)
+            base = None if label == base_label else scores[base_label, eps]
+            cells.append(paired_cell(scores[label, eps], base))
         print(f"| {label} | " + " | ".join(cells) + " |")
     print(flush=True)
 
@@ -94,12 +97,9 @@ def main(argv=None) -> int:
     parser.add_argument("--epsilons", type=float, nargs="+", default=[0.5, 1.0, 2.0, 4.0])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--decays", type=float, nargs="+", default=[0.25, 0.5])
-    parser.add_argument("--threads", type=int, default=None,
-                        help="torch.set_num_threads (1 helps when other jobs share the cores; "
-                             "this script measures accuracy only)")
+    add_threads_argument(parser)
     args = parser.parse_args(argv)
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    apply_threads(args)
     print_header("Step-size and noise schedules: adp_sgd vs noisy_sgd, schedules vs constant", [
         f"Tasks {args.task}; epsilons {args.epsilons}, delta={DELTA:g}; {args.seeds} seeds; "
         f"noise_decay in {args.decays}. Each row changes only the listed parameters of the "

@@ -77,14 +77,20 @@ def privacy_statement(
     else:
         sampling = "full batch (every row in every step)"
     lines.append(f"  steps: {plan.n_steps}; {sampling}")
-    lines += [f"  training: {fact}" for fact in training_facts or []]
-    facts = [f"the number of rows (n={n_samples})"] + list(public_facts or [])
-    lines.append("  treated as public: " + "; ".join(facts))
+    lines += _fact_lines(n_samples, public_facts, training_facts)
     lines.append(
         "  all intermediate iterates may be released: the guarantee covers the whole training "
         "trajectory"
     )
     return "\n".join(lines)
+
+
+def _fact_lines(n_samples: int, public_facts, training_facts) -> list[str]:
+    """The "training:" lines, then what the guarantee treats as public."""
+    facts = [f"the number of rows (n={n_samples})"] + list(public_facts or [])
+    return [f"  training: {fact}" for fact in training_facts or []] + [
+        "  treated as public: " + "; ".join(facts)
+    ]
 
 
 def _last_iterate_lines(
@@ -139,9 +145,7 @@ def _last_iterate_lines(
         f"of radius {run.radius:.4g}",
         f"  losses: convex, {curvature} for every possible row; {_burn_in(run)}",
     ]
-    lines += [f"  training: {fact}" for fact in training_facts or []]
-    facts = [f"the number of rows (n={n_samples})"] + list(public_facts or [])
-    lines.append("  treated as public: " + "; ".join(facts))
+    lines += _fact_lines(n_samples, public_facts, training_facts)
     lines.append(
         "  ONLY the last iterate is covered: intermediate iterates, averages of iterates or "
         "losses during training are not released and not protected by this guarantee"

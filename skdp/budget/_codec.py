@@ -8,6 +8,8 @@ Format (strict JSON, keys sorted)::
 
     {"dp_event": "GaussianDpEvent", "fields": {"noise_multiplier": 1.5}}
     {"rdp_curve": {"orders": [2.0, 4.0], "rdp": [0.1, 0.3]}}
+    {"with_extra_delta": {"additive": false, "extra_delta": 1e-07, "spend": <a DpEvent or an
+                          RDP curve, as above>}}
 
 Non-finite floats are ``{"$float": "inf"}`` (and ``"-inf"``, ``"nan"``); tuples are
 ``{"$tuple": [...]}`` so that events built from tuples compare equal after a round trip.
@@ -25,7 +27,7 @@ import attr
 import dp_accounting
 from dp_accounting import dp_event as _dp_event
 
-from ._records import RdpCurve, Spend
+from ._records import RdpCurve, Spend, WithExtraDelta
 
 __all__ = ["SUPPORTED_EVENT_CLASSES", "encode_spend", "decode_spend", "encode_params"]
 
@@ -74,17 +76,29 @@ class CodecError(ValueError):
 
 
 def encode_spend(spend: Spend) -> str:
-    """Canonical JSON text of a DpEvent or an :class:`RdpCurve`."""
-    if isinstance(spend, RdpCurve):
+    """Canonical JSON text of a DpEvent, an :class:`RdpCurve` or a :class:`WithExtraDelta`."""
+    if isinstance(spend, WithExtraDelta):
         obj: Any = {
+            "with_extra_delta": {
+                "additive": spend.additive,
+                "extra_delta": _encode_float(spend.extra_delta),
+                "spend": _encode_plain_spend(spend.spend),
+            }
+        }
+    else:
+        obj = _encode_plain_spend(spend)
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def _encode_plain_spend(spend: Any) -> Any:
+    if isinstance(spend, RdpCurve):
+        return {
             "rdp_curve": {
                 "orders": [_encode_float(v) for v in spend.orders],
                 "rdp": [_encode_float(v) for v in spend.rdp],
             }
         }
-    else:
-        obj = _encode_event(spend, 0)
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return _encode_event(spend, 0)
 
 
 def decode_spend(text: str) -> Spend:
@@ -93,6 +107,27 @@ def decode_spend(text: str) -> Spend:
         obj = json.loads(text)
     except (TypeError, ValueError, RecursionError) as exc:
         raise CodecError(f"stored spend is not valid JSON: {exc}") from None
+    if isinstance(obj, dict) and set(obj) == {"with_extra_delta"}:
+        wrapper = obj["with_extra_delta"]
+        if not (
+            isinstance(wrapper, dict) and set(wrapper) == {"additive", "extra_delta", "spend"}
+        ):
+            raise CodecError(f"malformed spend with an extra delta: {wrapper!r:.200}")
+        additive = wrapper["additive"]
+        if not isinstance(additive, bool):
+            raise CodecError(f"malformed spend with an extra delta: additive={additive!r:.100}")
+        inner = wrapper["spend"]
+        if isinstance(inner, dict) and "with_extra_delta" in inner:
+            raise CodecError("a stored spend with an extra delta cannot hold another one")
+        spend = _decode_plain_spend(inner)
+        try:
+            return WithExtraDelta(spend, _decode_float(wrapper["extra_delta"]), additive)
+        except (TypeError, ValueError) as exc:
+            raise CodecError(f"malformed spend with an extra delta: {exc}") from None
+    return _decode_plain_spend(obj)
+
+
+def _decode_plain_spend(obj: Any) -> dp_accounting.DpEvent | RdpCurve:
     if isinstance(obj, dict) and set(obj) == {"rdp_curve"}:
         curve = obj["rdp_curve"]
         if not (isinstance(curve, dict) and set(curve) == {"orders", "rdp"}):
@@ -112,8 +147,8 @@ def _encode_event(event: Any, depth: int) -> dict[str, Any]:
     if SUPPORTED_EVENT_CLASSES.get(cls.__name__) is not cls:
         raise CodecError(
             f"cannot store a {cls.__module__}.{cls.__qualname__}: the ledger stores "
-            "dp_accounting DpEvents (" + ", ".join(sorted(SUPPORTED_EVENT_CLASSES)) + ") "
-            "and skdp.budget.RdpCurve"
+            "dp_accounting DpEvents (" + ", ".join(sorted(SUPPORTED_EVENT_CLASSES)) + "), "
+            "skdp.budget.RdpCurve and skdp.budget.WithExtraDelta of either"
         )
     if depth > _MAX_DEPTH:
         raise CodecError(f"DpEvent nested deeper than {_MAX_DEPTH} levels")

@@ -10,12 +10,20 @@ The composed epsilon of a set of spends is ``min(PLD, RDP)``, both from ``dp_acc
   ``dp_accounting``'s ``RdpAccountant`` supports, or an :class:`RdpCurve`. Per-order RDP adds up
   under composition, so the composed curve is the sum of the spends' curves.
 
+A spend with an extra delta (:class:`WithExtraDelta`) contributes its inner spend to both, and
+its extra delta to a running product: with ``P_a = 1 - prod(1 - p_k)`` over the atoms and
+``H = 1 - prod(1 - p_j)`` over the additive terms, both epsilons are taken at
+``delta' = (delta - H - P_a) / (1 - P_a)`` (infinite when ``H + P_a >= delta``); see
+:class:`WithExtraDelta` for why. The products are kept as sums of ``log1p(-p)``, which keeps
+small extra deltas exact and makes an extended state equal a fresh composition.
+
 A :class:`ComposedState` holds the composition of the first rows of a ledger, so that one more
 spend costs one more composition, not a recomputation of the whole ledger.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import threading
@@ -32,7 +40,7 @@ from dp_accounting.rdp import rdp_privacy_accountant
 from ..accounting._accountants import make_accountant, pld_intervals, quiet_accounting_logs
 from ..accounting._plan import NeighboringRelation
 from ._codec import encode_spend
-from ._records import LedgerTotals, RdpCurve, Spend
+from ._records import LedgerTotals, RdpCurve, Spend, WithExtraDelta, events_delta
 
 __all__ = [
     "DEFAULT_ORDERS",
@@ -113,18 +121,25 @@ class Contribution:
     Attributes
     ----------
     spend : DpEvent or RdpCurve
+        The spend without its extra delta (the inner spend of a :class:`WithExtraDelta`).
     key : str
-        Its canonical encoding, the key of the per-process memos.
+        The canonical encoding of ``spend``, the key of the per-process memos.
     rdp : ndarray or None
         Its RDP curve at the ledger's orders (``None``: no RDP bound).
     pld_supported : bool
         Whether ``dp_accounting``'s PLD accountant supports it.
+    extra_delta : float
+        The extra delta of a :class:`WithExtraDelta` (0.0 for other spends).
+    additive : bool
+        Whether that extra delta is an additive term rather than an atom.
     """
 
     spend: Spend
     key: str
     rdp: np.ndarray | None
     pld_supported: bool
+    extra_delta: float = 0.0
+    additive: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -135,7 +150,9 @@ class ComposedState:
     append-only, so the state is valid for a file as long as that file still has ``count`` rows
     up to ``last_id`` and the same row ``last_id``. ``pld`` is the composed privacy-loss
     distribution (immutable: composing returns a new one), ``None`` when PLD does not apply or
-    some spend is not private at all.
+    some spend is not private at all. ``log_no_atom`` and ``log_no_additive`` are the sums of
+    ``log1p(-p)`` over the extra deltas of the atoms and of the additive terms:
+    ``P_a = -expm1(log_no_atom)`` and ``H = -expm1(log_no_additive)``.
     """
 
     last_id: int
@@ -145,6 +162,8 @@ class ComposedState:
     rdp: np.ndarray | None
     pld: privacy_loss_distribution.PrivacyLossDistribution | None
     totals: LedgerTotals
+    log_no_atom: float = 0.0
+    log_no_additive: float = 0.0
 
 
 class Composer:
@@ -188,7 +207,7 @@ class Composer:
         self._lock = threading.Lock()
         self._rdp_memo: OrderedDict[str, np.ndarray | None] = OrderedDict()
         self._pld_memo: OrderedDict[tuple[str, float], _EventPld] = OrderedDict()
-        self._alone_memo: OrderedDict[str, LedgerTotals] = OrderedDict()
+        self._alone_memo: OrderedDict[tuple[str, float, bool], LedgerTotals] = OrderedDict()
         _ALL_COMPOSERS.add(self)
 
     # --- single spends ----------------------------------------------------------------------
@@ -198,12 +217,19 @@ class Composer:
 
         ``key`` is the spend's canonical encoding (memoisation key).
         """
+        if isinstance(spend, WithExtraDelta):
+            # The memos are keyed by the inner spend: the same event with or without an extra
+            # delta has the same curve and PLD.
+            inner = self.prepare(spend.spend, encode_spend(spend.spend))
+            return dataclasses.replace(
+                inner, extra_delta=spend.extra_delta, additive=spend.additive
+            )
         if isinstance(spend, RdpCurve):
             return Contribution(spend, key, curve_on_orders(spend, self.orders), False)
         if not isinstance(spend, dp_accounting.DpEvent):
             raise TypeError(
-                "a spend must be a dp_accounting DpEvent or a skdp.budget.RdpCurve, got "
-                f"{type(spend).__name__}"
+                "a spend must be a dp_accounting DpEvent, a skdp.budget.RdpCurve or a "
+                f"skdp.budget.WithExtraDelta, got {type(spend).__name__}"
             )
         with quiet_accounting_logs():
             pld_supported = self._pld_probe.supports(spend)
@@ -221,12 +247,13 @@ class Composer:
 
     def alone(self, contribution: Contribution) -> LedgerTotals:
         """The guarantee of one spend composed alone."""
-        found, totals = self._memo_get(self._alone_memo, contribution.key)
+        key = (contribution.key, contribution.extra_delta, contribution.additive)
+        found, totals = self._memo_get(self._alone_memo, key)
         if not found:
             totals = self.extend(
                 self.empty(), [contribution], last_id=0, count=1, last_timestamp=""
             ).totals
-            self._memo_put(self._alone_memo, contribution.key, totals, _RDP_MEMO_SIZE)
+            self._memo_put(self._alone_memo, key, totals, _RDP_MEMO_SIZE)
         return totals
 
     def _new_rdp_accountant(self) -> rdp_privacy_accountant.RdpAccountant:
@@ -308,7 +335,7 @@ class Composer:
 
     def empty(self) -> ComposedState:
         """The state of a ledger with no rows."""
-        totals = LedgerTotals(0.0, self.delta, 0, 0.0, 0.0, None)
+        totals = LedgerTotals(0.0, self.delta, 0, 0.0, 0.0, None, 0.0, self.delta)
         return ComposedState(0, 0, "", (), np.zeros_like(self.orders), None, totals)
 
     def extend(
@@ -332,7 +359,17 @@ class Composer:
             rdp = state.rdp.copy()
             for c in new:
                 rdp += c.rdp
-        rdp_epsilon = self._rdp_epsilon(rdp)
+        # One at a time, in ledger order: an extended state adds exactly as a fresh one does.
+        log_no_atom, log_no_additive = state.log_no_atom, state.log_no_additive
+        for c in new:
+            if c.extra_delta > 0.0 and c.additive:
+                log_no_additive += math.log1p(-c.extra_delta)
+            elif c.extra_delta > 0.0:
+                log_no_atom += math.log1p(-c.extra_delta)
+        atom = -math.expm1(log_no_atom) if log_no_atom < 0.0 else 0.0
+        additive = -math.expm1(log_no_additive) if log_no_additive < 0.0 else 0.0
+        delta = events_delta(self.delta, atom, additive)
+        rdp_epsilon = self._rdp_epsilon(rdp, delta)
         pld_applies = all(c.pld_supported for c in contributions)
         if rdp is None and not pld_applies:
             raise UnsupportedSpendError(
@@ -358,8 +395,8 @@ class Composer:
                         pld = None
                         break
                     pld = pld.compose(event_pld)
-                if pld is not None:
-                    pld_epsilon = float(pld.get_epsilon_for_delta(self.delta))
+                if pld is not None and delta > 0.0:
+                    pld_epsilon = float(pld.get_epsilon_for_delta(delta))
         totals = LedgerTotals(
             min(pld_epsilon, rdp_epsilon),
             self.delta,
@@ -367,11 +404,16 @@ class Composer:
             pld_epsilon,
             rdp_epsilon,
             interval,
+            additive + atom,
+            delta,
         )
-        return ComposedState(last_id, count, last_timestamp, contributions, rdp, pld, totals)
+        return ComposedState(
+            last_id, count, last_timestamp, contributions, rdp, pld, totals,
+            log_no_atom, log_no_additive,
+        )
 
-    def _rdp_epsilon(self, rdp: np.ndarray | None) -> float:
-        if rdp is None:
+    def _rdp_epsilon(self, rdp: np.ndarray | None, delta: float) -> float:
+        if rdp is None or delta <= 0.0:  # no bound, or the extra deltas leave nothing
             return math.inf
-        epsilon, _ = rdp_privacy_accountant.compute_epsilon(self.orders, rdp, self.delta)
+        epsilon, _ = rdp_privacy_accountant.compute_epsilon(self.orders, rdp, delta)
         return float(epsilon)

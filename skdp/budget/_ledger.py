@@ -84,6 +84,17 @@ class PrivacyBudget:
     and refuses a spend that would take the composed epsilon at the budget's delta above the
     budget's epsilon. Recorded spends are never removed.
 
+    A spend may carry an *extra delta* (:class:`~skdp.budget.WithExtraDelta`): a part of the
+    mechanism that costs only delta, such as the new-key part of partition selection (a key
+    only one of two neighbouring datasets has is released with probability at most ``p``).
+    ``dp_accounting`` has no event for it. The ledger composes the extra deltas separately
+    (``P = 1 - prod(1 - p_k)``) and computes every epsilon of the other parts at the delta they
+    leave, ``delta' = (delta - P) / (1 - P)`` (additive extra deltas, which private searches
+    spend, are taken off without the ``1 - P`` factor; see
+    :class:`~skdp.budget.WithExtraDelta`). A spend whose extra delta alone reaches the budget's
+    delta, or that would take the extra deltas of the ledger there, is refused.
+    :meth:`totals` reports the composed extra delta and the reduced delta.
+
     The ledger is an SQLite file, so it is shared by clones and by worker processes and survives
     restarts:
 
@@ -254,9 +265,10 @@ class PrivacyBudget:
 
         Parameters
         ----------
-        spend : DpEvent or RdpCurve
+        spend : DpEvent, RdpCurve or WithExtraDelta
             What the fit spends, as a ``dp_accounting`` DpEvent, or as an RDP curve for
-            mechanisms that have no DpEvent.
+            mechanisms that have no DpEvent; wrapped in :class:`~skdp.budget.WithExtraDelta`
+            when part of the mechanism costs only an extra delta.
         estimator : str
             Who spends (e.g. the estimator's class name).
         params : dict, optional
@@ -274,7 +286,8 @@ class PrivacyBudget:
         Raises
         ------
         BudgetExceededError
-            The spend would exceed the budget; nothing was recorded.
+            The spend would exceed the budget (its epsilon, or its extra delta together with
+            those already recorded reaching the budget's delta); nothing was recorded.
         ValueError
             The relation differs from the ledger's, or no accountant supports the spend.
         """
@@ -286,6 +299,8 @@ class PrivacyBudget:
         params_text = encode_params(params)
         # The spend's own guarantee is computed before taking the write lock, to hold it briefly.
         own = self._composer.alone(contribution)
+        if own.events_delta <= 0.0:  # its extra delta alone reaches the budget's delta
+            raise self._refusal(self.totals(), own, own, estimator)
         with self._connection() as conn:
             with transaction(conn, immediate=True):
                 state = self._state(conn)
@@ -553,12 +568,42 @@ class PrivacyBudget:
     ) -> BudgetExceededError:
         who = f"{estimator} asks for" if estimator else "this spend would take"
         left = max(self.epsilon - before.epsilon, 0.0)
+        so_far = (
+            f"Spent so far: epsilon={before.epsilon:.4g} in {before.n_spends} spend(s)"
+            + (f" with extra delta {before.extra_delta:.4g}" if before.extra_delta else "")
+            + f"; left: epsilon={left:.4g}. Nothing was recorded."
+        )
+        if own.events_delta <= 0.0:
+            message = (
+                f"privacy budget exceeded: {who} an extra delta of {own.extra_delta:.4g}: the "
+                "delta part of the spend alone is not below the budget's delta="
+                f"{self.delta:g} of the ledger {self._path}, so no epsilon can cover it. "
+                + so_far
+            )
+        elif after.events_delta <= 0.0:
+            message = (
+                f"privacy budget exceeded: {who} an extra delta of {own.extra_delta:.4g}, which "
+                "with the extra deltas already recorded would take the delta part of the total "
+                f"to {after.extra_delta:.4g}, not below the budget's delta={self.delta:g} of "
+                f"the ledger {self._path}. " + so_far
+            )
+        else:
+            extra = ""
+            if own.extra_delta or after.extra_delta:
+                extra = (
+                    f" (with an extra delta of {own.extra_delta:.4g} for this spend and "
+                    f"{after.extra_delta:.4g} in total: the epsilons are those of the other "
+                    f"parts at the delta the extra deltas leave, {after.events_delta:.4g} for "
+                    "the total)"
+                )
+            message = (
+                f"privacy budget exceeded: {who} epsilon={own.epsilon:.4g} on its own, which "
+                f"would bring the total of the ledger {self._path} to "
+                f"epsilon={after.epsilon:.4g}, above its budget of epsilon={self.epsilon:g} "
+                f"(all at delta={self.delta:g}){extra}. " + so_far
+            )
         return BudgetExceededError(
-            f"privacy budget exceeded: {who} epsilon={own.epsilon:.4g} on its own, which would "
-            f"bring the total of the ledger {self._path} to epsilon={after.epsilon:.4g}, above "
-            f"its budget of epsilon={self.epsilon:g} (all at delta={self.delta:g}). Spent so "
-            f"far: epsilon={before.epsilon:.4g} in {before.n_spends} spend(s); left: "
-            f"epsilon={left:.4g}. Nothing was recorded.",
+            message,
             epsilon_budget=self.epsilon,
             delta=self.delta,
             epsilon_spent=before.epsilon,

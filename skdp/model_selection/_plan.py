@@ -1,5 +1,13 @@
 """Planning a private search before any data is used: every candidate's exact spend, the
-per-trial budget calibrated to the total, and the search's spend (all from public facts)."""
+per-trial budget calibrated to the total, and the search's spend (all from public facts).
+
+When the candidates' fits carry extra deltas (private pipelines: ``WithExtraDelta``), the search
+pays them as an extra delta ``t`` of its own (see :mod:`._accounting`), about ``E[K] + 1``
+times a trial's extra delta (the number of candidates + 1 when exhaustive). Handing the trials
+the search's delta would then leave nothing (a pipeline's extra delta is a share of the delta
+it is given), so the per-trial delta is lowered until ``t`` is at most :data:`ATOM_SHARE` of
+the search's delta.
+"""
 
 from __future__ import annotations
 
@@ -9,32 +17,47 @@ from dataclasses import dataclass
 import dp_accounting
 from sklearn.base import clone
 
-from ..budget import RdpCurve
+from ..budget import RdpCurve, WithExtraDelta
+from ..budget._codec import CodecError, encode_spend
 from ._accounting import (
     SearchEvents,
     SearchTooExpensive,
     calibrate_search,
-    epsilon_of_curve,
+    search_epsilon,
+    search_extra_delta,
     search_spend,
 )
 from ._execution import candidate_key, quiet_planned_spend
 from ._trials import TrialDistribution
 
-__all__ = ["SearchPlan", "plan_search"]
+__all__ = ["ATOM_SHARE", "SearchPlan", "plan_search"]
+
+#: The largest share of the search's delta that the trials' extra deltas may take (the per-trial
+#: delta is lowered until they fit in it).
+ATOM_SHARE = 0.1
+_MAX_DELTA_STEPS = 8
 
 
 @dataclass(frozen=True)
 class SearchPlan:
     """What the search will spend and how: the per-trial fit epsilon, the noise of the
     validation score, the whole search's spend and epsilon, and each candidate's exact fit
-    and refit events (checked against the real fits before anything is released)."""
+    and refit events (checked against the real fits before anything is released).
+
+    ``trial_delta`` is the delta every trial's fit (and the refit) is calibrated to: the
+    search's delta, unless the fits have extra deltas (then lower, see the module docstring).
+    ``extra_delta`` is the search's extra delta (0.0 without extra deltas; additive for a random
+    number of trials, an atom for the exhaustive search, as in ``spend``); ``epsilon`` is its
+    RDP curve's epsilon at the delta that leaves."""
 
     trial_epsilon: float
     score_noise_multiplier: float
-    spend: dp_accounting.DpEvent | RdpCurve
+    spend: dp_accounting.DpEvent | RdpCurve | WithExtraDelta
     epsilon: float
     planned_fit: dict
     planned_refit: dict
+    trial_delta: float
+    extra_delta: float = 0.0
 
 
 def plan_search(
@@ -53,43 +76,69 @@ def plan_search(
     at most ``privacy``. ``train`` is the trials' ``(X, y)``, ``full`` the refit's."""
     epsilon, delta = privacy
 
-    def events_for(cands, trial_epsilon):
+    def events_for(cands, trial_epsilon, trial_delta):
         fits, refits = [], []
         for cand in cands:
-            params = {**cand, f"{prefix}privacy": (trial_epsilon, delta)}
+            params = {**cand, f"{prefix}privacy": (trial_epsilon, trial_delta)}
             est = clone(template).set_params(**params)
             fits.append(quiet_planned_spend(est, *train))
             if refit:
                 refits.append(quiet_planned_spend(est, *full))
         return fits, refits
 
+    def extra_of(fits, refits):
+        return search_extra_delta(SearchEvents(tuple(fits), (1,) * len(fits), tuple(refits)),
+                                  trials)
+
     # Candidates with the same plan spend the same: calibrate on one of each.
     reference = epsilon / 3.0
+    trial_delta = delta
     try:
-        fits, refits = events_for(candidates, reference)
+        fits, refits = events_for(candidates, reference, trial_delta)
+        extra = extra_of(fits, refits)
+        # Extra deltas scale with the delta a trial is given: lower it until the search's
+        # extra delta fits in ATOM_SHARE of delta (one step when they are proportional; the
+        # share is a soft target, so a hair above it is fine).
+        target = ATOM_SHARE * delta
+        for _ in range(_MAX_DELTA_STEPS):
+            if extra <= target * (1.0 + 1e-3):
+                break
+            lower = trial_delta * target / extra
+            lower_fits, lower_refits = events_for(candidates, reference, lower)
+            lower_extra = extra_of(lower_fits, lower_refits)
+            if not lower_extra < extra:  # they do not shrink with the trial's delta: keep it
+                break
+            trial_delta, fits, refits, extra = lower, lower_fits, lower_refits, lower_extra
     except (ValueError, RuntimeError) as exc:
         raise SearchTooExpensive(
             f"privacy=({epsilon:g}, {delta:g}) is too small for this search: a candidate "
-            f"cannot even be calibrated to epsilon={reference:.3g} per trial ({exc})"
+            f"cannot even be calibrated to ({reference:.3g}, {trial_delta:.3g}) per trial "
+            f"({exc})"
         ) from exc
+    if not extra < delta:
+        raise SearchTooExpensive(
+            f"privacy=({epsilon:g}, {delta:g}) is too small for this search: the extra deltas "
+            f"of its trials add up to {extra:.3g} (with a per-trial delta of "
+            f"{trial_delta:.3g}), not below delta. Raise delta, lower n_iter, or give the "
+            "candidates' delta-only steps a smaller share."
+        )
     groups: dict = {}
     for i, key in enumerate(zip(fits, refits or [None] * len(fits), strict=True)):
-        groups.setdefault(key, []).append(i)
+        groups.setdefault(tuple(_group_key(e) for e in key), []).append(i)
     representatives = [candidates[idx[0]] for idx in groups.values()]
     counts = tuple(len(idx) for idx in groups.values())
 
     def events_at(trial_epsilon):
-        f, r = events_for(representatives, trial_epsilon)
+        f, r = events_for(representatives, trial_epsilon, trial_delta)
         return SearchEvents(tuple(f), counts, tuple(r))
 
     calibration = calibrate_search(events_at, trials, epsilon, delta, score_epsilon_ratio)
     # Check the result with every candidate, not only the representatives.
-    f, r = events_for(candidates, calibration.trial_epsilon)
-    spend, curve = search_spend(
-        SearchEvents(tuple(f), (1,) * len(f), tuple(r)),
-        calibration.score_noise_multiplier, trials,
-    )
-    total = epsilon_of_curve(curve, delta)
+    f, r = events_for(candidates, calibration.trial_epsilon, trial_delta)
+    every = SearchEvents(tuple(f), (1,) * len(f), tuple(r))
+    spend, curve = search_spend(every, calibration.score_noise_multiplier, trials)
+    extra = search_extra_delta(every, trials)
+    total = search_epsilon(curve, delta, extra, additive=trials is not None)
     if not total <= epsilon:  # pragma: no cover - the groups are exact
         raise RuntimeError(f"search calibration overshot: {total} > {epsilon}")
     return SearchPlan(
@@ -99,4 +148,16 @@ def plan_search(
         epsilon=total,
         planned_fit={candidate_key(c): e for c, e in zip(candidates, f, strict=True)},
         planned_refit={candidate_key(c): e for c, e in zip(candidates, r, strict=False)},
+        trial_delta=trial_delta,
+        extra_delta=extra,
     )
+
+
+def _group_key(spend) -> str | None:
+    """A hashable key equal for equal spends (some DpEvents hold lists, so are unhashable)."""
+    if spend is None:
+        return None
+    try:
+        return encode_spend(spend)
+    except CodecError:  # pragma: no cover - planned spends are always encodable
+        return repr(spend)

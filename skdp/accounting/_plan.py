@@ -9,6 +9,7 @@ read the same plan, so they cannot drift apart.
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
 from dataclasses import dataclass
@@ -83,11 +84,17 @@ class PrivacyPlan:
         How batches are drawn.
     neighboring_relation : NeighboringRelation
         The neighbouring relation the guarantee is stated for.
+    prior_noise_multipliers : tuple of float, default=()
+        Noise multipliers of Gaussian mechanisms with *fixed* noise that ran on the same rows
+        before the run (a private pipeline's preprocessing, :mod:`skdp.pipeline`). They are
+        composed with the run, so calibrating the plan gives the run the noise for which
+        everything together meets the target; they do not scale with ``sigma``.
     """
 
     groups: tuple[StepGroup, ...]
     sampling: Sampling = Sampling.POISSON
     neighboring_relation: NeighboringRelation = NeighboringRelation.ADD_OR_REMOVE_ONE
+    prior_noise_multipliers: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.groups:
@@ -96,6 +103,11 @@ class PrivacyPlan:
             group.sampling_rate < 1.0 for group in self.groups
         ):
             raise ValueError("a full-batch plan must have sampling_rate=1.0 in every group")
+        if not all(z > 0.0 and math.isfinite(z) for z in self.prior_noise_multipliers):
+            raise ValueError(
+                "prior noise multipliers must be positive and finite, got "
+                f"{self.prior_noise_multipliers}"
+            )
 
     @classmethod
     def constant(
@@ -107,6 +119,16 @@ class PrivacyPlan:
     ) -> PrivacyPlan:
         """A run of ``n_steps`` identical steps (constant noise, constant sampling rate)."""
         return cls((StepGroup(n_steps, sampling_rate, 1.0),), sampling, neighboring_relation)
+
+    def with_priors(self, noise_multipliers: tuple[float, ...]) -> PrivacyPlan:
+        """This plan, composed after Gaussian mechanisms with these fixed noise multipliers."""
+        return dataclasses.replace(
+            self, prior_noise_multipliers=tuple(float(z) for z in noise_multipliers)
+        )
+
+    def without_priors(self) -> PrivacyPlan:
+        """The run alone: this plan without its prior mechanisms."""
+        return dataclasses.replace(self, prior_noise_multipliers=())
 
     @property
     def n_steps(self) -> int:
@@ -132,4 +154,6 @@ class PrivacyPlan:
             if group.sampling_rate < 1.0:
                 step = dp_accounting.PoissonSampledDpEvent(group.sampling_rate, step)
             events.append(dp_accounting.SelfComposedDpEvent(step, group.count))
+        priors = [dp_accounting.GaussianDpEvent(z) for z in self.prior_noise_multipliers]
+        events = priors + events
         return events[0] if len(events) == 1 else dp_accounting.ComposedDpEvent(events)

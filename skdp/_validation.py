@@ -1,4 +1,4 @@
-"""Validation of the privacy parameter and of privacy-relevant settings."""
+"""Validation of the privacy parameter, of privacy-relevant settings and of the input data."""
 
 from __future__ import annotations
 
@@ -6,7 +6,19 @@ import math
 import numbers
 import warnings
 
-__all__ = ["check_privacy", "warn_if_delta_large", "PrivacyWarning"]
+import numpy as np
+
+__all__ = [
+    "ACCEPT_SPARSE",
+    "check_privacy",
+    "explain_input_error",
+    "warn_if_delta_large",
+    "PrivacyWarning",
+]
+
+# Sparse formats the estimators take as they are; others are converted to the first (CSR),
+# from which training gathers its batches of rows.
+ACCEPT_SPARSE = ["csr", "csc"]
 
 
 class PrivacyWarning(UserWarning):
@@ -52,3 +64,73 @@ def warn_if_delta_large(delta: float, n_samples: int) -> None:
             PrivacyWarning,
             stacklevel=3,
         )
+
+
+# What to do about missing values without learning from the private rows.
+_NAN_ADVICE = (
+    "{estimator} does not accept missing values, and filling them with statistics of the "
+    "private data (sklearn.impute.SimpleImputer's mean or median, or an estimator that "
+    "handles NaN natively) would leak outside the privacy accounting. Impute with "
+    "skdp.preprocessing.DPSimpleImputer inside skdp.pipeline.make_private_pipeline, or with "
+    "a data-independent fill such as SimpleImputer(strategy='constant', fill_value=0)."
+)
+_INF_ADVICE = (
+    "{estimator} needs finite features on a public, roughly unit scale: replace or clip "
+    "infinite values with a public rule before fitting."
+)
+_NON_NUMERIC_ADVICE = (
+    "{estimator} needs numeric features, but X has non-numeric {what}. Encode categories "
+    "without learning them from the private rows: skdp.preprocessing.DPOneHotEncoder inside "
+    "skdp.pipeline.make_private_pipeline, or OneHotEncoder(categories=<the public list of "
+    "categories>, handle_unknown='ignore') (categories='auto' learns which categories occur in "
+    "the private data)."
+)
+
+
+def explain_input_error(error: Exception, X, estimator: str) -> Exception | None:
+    """A clearer error for input that ``validate_data`` refused, or ``None`` to keep ``error``.
+
+    Missing or infinite values in X keep scikit-learn's first sentence ("Input X contains NaN."
+    or "... infinity ...") and replace its advice, which suggests imputers and estimators that
+    learn from the data, by private alternatives. Non-numeric X (strings, categories, objects)
+    gets the same exception type with a pointer to private encoding, followed by the original
+    message.
+    """
+    message = str(error)
+    if message.startswith("Input X contains"):
+        first = message.split("\n", 1)[0]
+        advice = _NAN_ADVICE if "NaN" in first else _INF_ADVICE
+        return ValueError(f"{first} {advice.format(estimator=estimator)}")
+    what = _non_numeric_columns(X)
+    if what is None:
+        return None
+    advice = _NON_NUMERIC_ADVICE.format(estimator=estimator, what=what)
+    kind = TypeError if isinstance(error, TypeError) else ValueError
+    return kind(f"{advice} (Conversion to float failed: {message})")
+
+
+def _non_numeric_columns(X) -> str | None:
+    """What in ``X`` is not numeric ("columns ['city']", "values of dtype <U5"), or ``None``.
+
+    Called only after conversion to float failed, so reading the dtypes costs nothing on the
+    ordinary path.
+    """
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is not None and hasattr(dtypes, "items"):  # a pandas DataFrame
+        names = [str(name) for name, dtype in dtypes.items() if not _is_numeric_dtype(dtype)]
+        return f"columns {names}" if names else None
+    dtype = getattr(X, "dtype", None)
+    if dtype is None:  # a list or other sequence
+        try:
+            dtype = np.asarray(X).dtype
+        except (ValueError, TypeError):  # ragged rows: not a dtype problem
+            return None
+    return None if _is_numeric_dtype(dtype) else f"values of dtype {dtype}"
+
+
+def _is_numeric_dtype(dtype) -> bool:
+    """numpy numbers and booleans, pandas' nullable ones, and categoricals of numbers."""
+    categories = getattr(dtype, "categories", None)  # pandas CategoricalDtype
+    if categories is not None:
+        return categories.dtype.kind in "biufc"
+    return getattr(dtype, "kind", "O") in "biufc"

@@ -239,10 +239,14 @@ def test_non_finite_input_is_refused(Estimator, bad, binary):
 
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
-def test_sparse_input_is_refused_clearly(Estimator, binary):
+def test_sparse_input_fits_like_dense(Estimator, binary):
+    # Sparse input is supported (tests/test_sparse_input.py has the details).
     X, y = binary
-    with pytest.raises(TypeError, match="dense data is required"):
-        Estimator().fit(sp.csr_matrix(X), y)
+    dense = Estimator(random_state=0, max_iter=1).fit(X, y)
+    sparse = Estimator(random_state=0, max_iter=1).fit(sp.csr_matrix(X), y)
+    np.testing.assert_allclose(
+        sparse.predict(sp.csr_matrix(X[:50])), dense.predict(X[:50]), rtol=1e-4, atol=1e-5
+    )
 
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skdp import PrivacyBudget, PrivacyWarning
+from skdp._engine import _sparse
 from skdp.linear_model import DPLogisticRegression, DPRidge
 from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
 
@@ -185,11 +186,15 @@ def test_pandas_columns(Estimator, columns, n):
     y = pd.Series(np.arange(n) % 2) if classifier else pd.Series(rng.normal(size=n))
     est, error, _ = fit_or_refuse(Estimator, X, y)
     if {"cat_str", "str"} & set(columns):
-        # scikit-learn's or pandas' message: "could not convert string to float: 'x'" or
-        # "Cannot cast str dtype to float64", depending on the column mix.
+        # skdp's pointer to private encoding, then scikit-learn's or pandas' message ("could
+        # not convert string to float: 'x'" or "Cannot cast str dtype to float64").
         assert isinstance(error, ValueError) and "str" in str(error).lower()
+        assert "numeric features" in str(error) and "DPOneHotEncoder" in str(error)
+        bad = [f"{kind}_{i}" for i, kind in enumerate(columns) if kind in ("cat_str", "str")]
+        assert all(name in str(error) for name in bad)
     elif "float_nan" in columns:
         assert isinstance(error, ValueError) and "NaN" in str(error)
+        assert "DPSimpleImputer" in str(error) and "HistGradientBoosting" not in str(error)
     else:
         assert error is None, f"refused numeric data: {error!r}"
         check_fitted(est, X)
@@ -198,13 +203,29 @@ def test_pandas_columns(Estimator, columns, n):
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
 @pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
-def test_sparse_input_refused_without_charge(Estimator, fmt):
+def test_sparse_input_fits_with_one_charge(Estimator, fmt):
     rng = np.random.default_rng(0)
     X = sp.random(20, 4, density=0.5, format=fmt, random_state=0)
     y = np.arange(20) % 2 if Estimator in CLASSIFIERS else rng.normal(size=20)
-    _, error, records = fit_or_refuse(Estimator, X, y)
-    assert isinstance(error, TypeError) and "dense" in str(error)
-    assert records == []
+    est, error, records = fit_or_refuse(Estimator, X, y)
+    assert error is None and len(records) == 1
+    check_fitted(est, X)
+
+
+@pytest.mark.parametrize("Estimator", ESTIMATORS)
+@SETTINGS
+@given(data=st.data())
+def test_sparse_fits_or_refuses_like_dense(Estimator, data):
+    X = data.draw(feature_matrices(), label="X")
+    y = data.draw(targets(X.shape[0], Estimator in CLASSIFIERS), label="y")
+    _, dense_error, _ = fit_or_refuse(Estimator, X, y)
+    for limit in (_sparse.DENSE_BATCH_MAX_ELEMENTS, -1):  # batches densified, then sparse
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(_sparse, "DENSE_BATCH_MAX_ELEMENTS", limit)
+            est, error, _ = fit_or_refuse(Estimator, sp.csr_matrix(X), y)
+        assert type(error) is type(dense_error)
+        if error is None:
+            check_fitted(est, sp.csr_matrix(X))
 
 
 @pytest.mark.parametrize("Estimator", CLASSIFIERS)

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import torch
 
 from ._safety import CLIP_SAFETY
+from ._sparse import SparseRows, input_mm, input_sq_norms, input_square, input_t_mm
 
 __all__ = [
     "Block",
@@ -49,9 +50,10 @@ class Block:
     """One dense block of a batch's per-example gradients: input ``h`` (batch, fan_in), output
     gradient ``delta`` (batch, fan_out), whether the block has a bias, and whether ``h`` is
     known to be finite (the validated data; hidden activations of an overflowing row may not
-    be), which saves masking it."""
+    be), which saves masking it. Only the data can be sparse (:class:`SparseRows`, always
+    finite); every other input is a dense tensor."""
 
-    h: torch.Tensor
+    h: torch.Tensor | SparseRows
     delta: torch.Tensor
     has_bias: bool
     h_finite: bool = False
@@ -73,6 +75,10 @@ def rounding_margin(blocks: Sequence[Block], dtype: torch.dtype) -> float:
     u = torch.finfo(dtype).eps / 2
     k = max(b.h.shape[1] + 1 for b in blocks) + sum(b.delta.shape[1] for b in blocks)
     k += 2 * len(blocks) + 16
+    if k * u >= 1.0:
+        # gamma_k bounds nothing here (about 2**24 columns in float32, reachable with hashed
+        # sparse features): an infinite margin clips everything to zero, never too weakly.
+        return float("inf")
     return 2.0 * k * u / (1.0 - k * u)
 
 
@@ -84,7 +90,7 @@ def gradient_sq_norms(
     ``||h~_i||^2`` computed once per fit (e.g. ``||x_i||^2 + 1`` in float64)."""
 
     def input_sq(b: Block) -> torch.Tensor:
-        h_sq = torch.linalg.vector_norm(b.h, dim=1).square_()
+        h_sq = input_sq_norms(b.h)
         return h_sq.add_(1.0) if b.has_bias else h_sq
 
     first = blocks[0]
@@ -128,7 +134,7 @@ def weighted_gradient_sum(
             h, scaled = b.h, b.delta
         else:
             h, scaled = _input(b, keep), _zero_rows(b.delta * factors.unsqueeze(1), keep)
-        torch.mm(h.T, scaled, out=W_out)
+        input_t_mm(h, scaled, W_out)
         if b_out is not None:
             torch.sum(scaled, dim=0, out=b_out)
 
@@ -150,8 +156,8 @@ def transformed_sq_norms(
     lin = None
     for b, (w_W, w_b), (a_W, a_b) in zip(blocks, inv_sq_scale, centre, strict=True):
         d_sq = b.delta.square()
-        q = ((b.h.square() @ w_W) * d_sq).sum(dim=1)
-        ln = ((b.h @ (w_W * a_W)) * b.delta).sum(dim=1)
+        q = (input_mm(input_square(b.h), w_W) * d_sq).sum(dim=1)
+        ln = (input_mm(b.h, w_W * a_W) * b.delta).sum(dim=1)
         if b.has_bias:
             q.add_(d_sq @ w_b)
             ln.add_(b.delta @ (w_b * a_b))
@@ -177,7 +183,7 @@ def difference_sq_norms(blocks: Sequence[Block], previous: Sequence[Block]) -> t
     for cur, prev in zip(blocks, previous, strict=True):
         d_delta = cur.delta - prev.delta
         dd_sq = torch.linalg.vector_norm(d_delta, dim=1).square_()
-        hp_sq = torch.linalg.vector_norm(prev.h, dim=1).square_()
+        hp_sq = input_sq_norms(prev.h)
         if cur.has_bias:
             hp_sq.add_(1.0)
         b_term = hp_sq * dd_sq
@@ -209,7 +215,7 @@ def weighted_difference_sum(
     col = factors.unsqueeze(1)
     for cur, prev, (W_out, b_out) in zip(blocks, previous, out_blocks, strict=True):
         d_delta = _zero_rows((cur.delta - prev.delta) * col, keep)
-        torch.mm(_input(prev, keep).T, d_delta, out=W_out)
+        input_t_mm(_input(prev, keep), d_delta, W_out)
         if cur.h is not prev.h:
             W_out.addmm_(
                 _zero_rows(cur.h - prev.h, keep).T, _zero_rows(cur.delta * col, keep)

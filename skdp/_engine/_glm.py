@@ -11,12 +11,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.sparse as sp
 import torch
 
 from ._factored import Block, ParamBlock
 from ._losses import OutputLoss, output_residuals
 from ._rows import row_norms_float64
 from ._safety import CLIP_SAFETY
+from ._sparse import SparseRows, canonical_csr, csr_row_norms, input_mm, input_t_mm
 
 __all__ = ["GLMLoss", "LinearModel", "CLIP_SAFETY", "ROW_NORM_SAFETY", "rescale_rows"]
 
@@ -34,17 +36,28 @@ GLMLoss = OutputLoss
 _OUTPUT_CURVATURE = {OutputLoss.LOGISTIC: 0.25, OutputLoss.SOFTMAX: 0.5, OutputLoss.SQUARED: 1.0}
 
 
-def rescale_rows(X: np.ndarray, max_norm: float) -> np.ndarray:
+def rescale_rows(
+    X: np.ndarray | sp.spmatrix | sp.sparray, max_norm: float
+) -> np.ndarray | sp.csr_array:
     """Rows with L2 norm above ``max_norm`` scaled down to it: ``x * min(1, max_norm / ||x||)``.
 
     A per-row transformation with a public bound: changing one row changes one output row, so
     it is free under differential privacy, and afterwards every row (of any possible data set)
     has norm at most ``max_norm``, which is what makes the smoothness constant of the loss
-    public. Returns a new float64 array; ``X`` is left unchanged.
+    public. Returns a new float64 array (a canonical CSR array for sparse ``X``, rescaled
+    without densifying); ``X`` is left unchanged.
     """
+    bound = max_norm * ROW_NORM_SAFETY
+    if sp.issparse(X):
+        X = canonical_csr(X, np.float64)
+        norms = csr_row_norms(X)
+        factors = np.ones_like(norms)
+        too_long = norms > bound
+        factors[too_long] = bound / norms[too_long]
+        X.data *= np.repeat(factors, np.diff(X.indptr))
+        return X
     X = np.array(X, dtype=np.float64)
     norms = np.linalg.norm(X, axis=1)
-    bound = max_norm * ROW_NORM_SAFETY
     too_long = norms > bound
     X[too_long] *= (bound / norms[too_long])[:, None]
     return X
@@ -134,7 +147,7 @@ class LinearModel:
         return residual * self.augmented_row_bound(max_row_norm)
 
     # --- data-independent precomputation ---------------------------------------------------
-    def example_scales(self, X: torch.Tensor) -> torch.Tensor:
+    def example_scales(self, X: torch.Tensor | SparseRows) -> torch.Tensor:
         """``sqrt(||x_i||^2 + 1)`` (or ``||x_i||`` without intercept): fixed during a fit.
 
         Computed in float64 so that rows with huge values get a large but exact scale; a scale
@@ -146,12 +159,12 @@ class LinearModel:
         return norms.to(X.dtype)
 
     # --- per-step kernels -------------------------------------------------------------------
-    def decision(self, params: torch.Tensor, Xb: torch.Tensor) -> torch.Tensor:
-        z = Xb @ self.coef(params)
+    def decision(self, params: torch.Tensor, Xb: torch.Tensor | SparseRows) -> torch.Tensor:
+        z = input_mm(Xb, self.coef(params))
         b = self.intercept(params)
         return z + b if b is not None else z
 
-    def example_aux(self, X: torch.Tensor) -> torch.Tensor:
+    def example_aux(self, X: torch.Tensor | SparseRows) -> torch.Tensor:
         """The per-example auxiliary of :class:`DPModel`: the fixed row scales."""
         return self.example_scales(X)
 
@@ -166,10 +179,10 @@ class LinearModel:
         return torch.linalg.vector_norm(r, dim=1).mul_(scales_b)
 
     def weighted_grad_sum(
-        self, Xb: torch.Tensor, weighted_r: torch.Tensor, out: torch.Tensor
+        self, Xb: torch.Tensor | SparseRows, weighted_r: torch.Tensor, out: torch.Tensor
     ) -> torch.Tensor:
         """``sum_i w_i g_i`` into the flat buffer ``out``, given ``weighted_r = w * r``."""
-        torch.mm(Xb.T, weighted_r, out=out[: self.n_weights].view(self.n_features, self.n_outputs))
+        input_t_mm(Xb, weighted_r, out[: self.n_weights].view(self.n_features, self.n_outputs))
         if self.fit_intercept:
             torch.sum(weighted_r, dim=0, out=out[self.n_weights :])
         return out
@@ -177,7 +190,7 @@ class LinearModel:
     def clipped_grad_sum(
         self,
         params: torch.Tensor,
-        Xb: torch.Tensor,
+        Xb: torch.Tensor | SparseRows,
         yb: torch.Tensor,
         scales_b: torch.Tensor,
         max_norm: float | None,
@@ -218,7 +231,7 @@ class LinearModel:
         return [(self.coef(flat), self.intercept(flat))]
 
     def gradient_blocks(
-        self, params: torch.Tensor, Xb: torch.Tensor, yb: torch.Tensor
+        self, params: torch.Tensor, Xb: torch.Tensor | SparseRows, yb: torch.Tensor
     ) -> list[Block]:
         """Per-example gradients of the batch in factored form: input ``X``, residuals."""
         r = self.residuals(self.decision(params, Xb), yb)

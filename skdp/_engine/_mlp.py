@@ -28,6 +28,7 @@ from ._factored import (
 )
 from ._losses import OutputLoss, output_residuals
 from ._rows import row_norms_float64
+from ._sparse import SparseRows, input_addmm
 
 __all__ = ["Activation", "MLPModel"]
 
@@ -128,7 +129,7 @@ class MLPModel:
             mask[start:w_end] = 1.0
         return mask
 
-    def example_aux(self, X: torch.Tensor) -> torch.Tensor:
+    def example_aux(self, X: torch.Tensor | SparseRows) -> torch.Tensor:
         """``||x_i||^2 + 1``, the first layer's share of every squared gradient norm.
 
         It is fixed during a fit, so it is computed once (in float64, so that huge rows give a
@@ -138,19 +139,22 @@ class MLPModel:
         return sq.to(X.dtype)
 
     # --- per-step kernels -------------------------------------------------------------------
-    def forward(self, params: torch.Tensor, Xb: torch.Tensor) -> list[torch.Tensor]:
-        """``[X, h_1, ..., h_{L-1}, z_L]``: the input of every layer, then the output."""
+    def forward(
+        self, params: torch.Tensor, Xb: torch.Tensor | SparseRows
+    ) -> list[torch.Tensor | SparseRows]:
+        """``[X, h_1, ..., h_{L-1}, z_L]``: the input of every layer, then the output (only
+        ``X`` may be sparse: the first layer's product is the only one that reads it)."""
         outputs = [Xb]
         layers = self.layers(params)
         for index, (W, b) in enumerate(layers):
-            z = torch.addmm(b, outputs[-1], W)
+            z = input_addmm(b, outputs[-1], W)
             if index < len(layers) - 1:
                 activate_(z, self.activation)
             outputs.append(z)
         return outputs
 
     def output_deltas(
-        self, params: torch.Tensor, Xb: torch.Tensor, yb: torch.Tensor
+        self, params: torch.Tensor, Xb: torch.Tensor | SparseRows, yb: torch.Tensor
     ) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
         """Forward and backward pass: the input ``h`` and output gradient ``delta`` of each
         layer, for every example of the batch (``delta`` is of the per-example loss)."""
@@ -176,7 +180,7 @@ class MLPModel:
     def clipped_grad_sum(
         self,
         params: torch.Tensor,
-        Xb: torch.Tensor,
+        Xb: torch.Tensor | SparseRows,
         yb: torch.Tensor,
         aux_b: torch.Tensor | None,
         max_norm: float | None,
@@ -203,7 +207,7 @@ class MLPModel:
         return self.layers(flat)
 
     def gradient_blocks(
-        self, params: torch.Tensor, Xb: torch.Tensor, yb: torch.Tensor
+        self, params: torch.Tensor, Xb: torch.Tensor | SparseRows, yb: torch.Tensor
     ) -> list[Block]:
         """Per-example gradients of the batch in factored form: each layer's input and output
         gradient, from one forward and backward pass."""

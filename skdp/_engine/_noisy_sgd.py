@@ -37,6 +37,7 @@ from ._device import FitRandomness
 from ._model import DPModel
 from ._optimizer_params import parse_optimizer_params
 from ._sampling import FixedSizeSampler, FullBatchSampler, PoissonSampler
+from ._sparse import SparseRows
 from ._step_sizes import AdaGradNorm, fixed_learning_rates
 
 __all__ = [
@@ -142,9 +143,10 @@ def steps_per_epoch(n_samples: int, batch_size: int) -> int:
 @dataclass
 class TrainingData:
     """The private training data on the compute device, with the model's per-example auxiliary
-    (see :meth:`DPModel.example_aux`; ``None`` when the model needs none)."""
+    (see :meth:`DPModel.example_aux`; ``None`` when the model needs none). ``X`` is a dense
+    tensor or, for sparse input, :class:`SparseRows` (which gathers rows the same way)."""
 
-    X: torch.Tensor
+    X: torch.Tensor | SparseRows
     y: torch.Tensor
     aux: torch.Tensor | None = None
 
@@ -154,7 +156,7 @@ class TrainingData:
 
     def batch(
         self, idx: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    ) -> tuple[torch.Tensor | SparseRows, torch.Tensor, torch.Tensor | None]:
         # index_select is several times faster than fancy indexing for row gathers on CPU.
         return (
             self.X.index_select(0, idx),

@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._base import (
     SCHEDULE_CONSTRAINTS,
     BaseDPEstimator,
+    Features,
     resolve_average,
     resolve_batch_size,
 )
@@ -54,7 +55,7 @@ class BaseDPLinearModel(BaseDPEstimator):
         raise NotImplementedError
 
     # The shared fit ------------------------------------------------------------------------
-    def _fit_linear(self, X: np.ndarray, targets: np.ndarray, loss: GLMLoss, n_outputs: int):
+    def _fit_linear(self, X: Features, targets: np.ndarray, loss: GLMLoss, n_outputs: int):
         """Train by the shared private fit; returns ``(coef, intercept)`` as float64 arrays."""
         n_samples, n_features = X.shape
         model = LinearModel(n_features, n_outputs, loss, self.fit_intercept)

@@ -274,8 +274,9 @@ default='constant'
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data, on a public, roughly unit scale. Sparse input is not supported.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data, on a public, roughly unit scale. Sparse matrices (CSR or CSC;
+            other formats are converted to CSR) are used without a dense copy.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
             Targets, on a public, roughly unit scale.
 
@@ -297,7 +298,7 @@ default='constant'
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Samples.
 
         Returns

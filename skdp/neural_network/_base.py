@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._base import (
     SCHEDULE_CONSTRAINTS,
     BaseDPEstimator,
+    Features,
     resolve_average,
     resolve_batch_size,
 )
@@ -74,7 +75,7 @@ class BaseDPMLP(BaseDPEstimator):
             )
         return (n_features, *(int(h) for h in hidden), n_outputs)
 
-    def _fit_mlp(self, X: np.ndarray, targets: np.ndarray, loss: OutputLoss, n_outputs: int):
+    def _fit_mlp(self, X: Features, targets: np.ndarray, loss: OutputLoss, n_outputs: int):
         """Train by the shared private fit and set ``coefs_``, ``intercepts_`` and friends."""
         n_samples, n_features = X.shape
         batch_size = resolve_batch_size(self.batch_size, n_samples, self.optimizer)

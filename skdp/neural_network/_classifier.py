@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
-from sklearn.utils.validation import validate_data
 
 from .._classes import LogitClassifierMixin, class_facts, encode_classes, output_loss
 from ._base import BaseDPMLP
@@ -231,8 +230,9 @@ default='constant'
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-            Training data, on a public, roughly unit scale. Sparse input is not supported.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Training data, on a public, roughly unit scale. Sparse matrices (CSR or CSC;
+            other formats are converted to CSR) are used without a dense copy.
         y : array-like of shape (n_samples,)
             Class labels.
 
@@ -241,7 +241,7 @@ default='constant'
         self : DPMLPClassifier
             The fitted estimator.
         """
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32], y_numeric=False)
+        X, y = self._validate_classification_data(X, y)
         self.classes_, targets = encode_classes(y, self.classes, type(self).__name__)
         return self._fit_mlp(X, targets, *output_loss(self.classes_))
 

@@ -8,31 +8,38 @@ way for all of them.
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 from numbers import Real
 
 import dp_accounting
 import numpy as np
+import scipy.sparse as sp
 import torch
 from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ._allocation import AllocatedMixin, ModelAllocation, take_allocation
+from ._charging import charge_budget, resolve_budget
 from ._engine._device import FitRandomness, resolve_device
 from ._engine._model import DPModel
 from ._engine._noisy_sgd import SGDSettings, TrainingData
 from ._engine._optimizers import is_full_batch_only, make_optimizer
+from ._engine._sparse import SparseRows
 from ._engine._step_sizes import LEARNING_RATE_SCHEDULES
-from ._validation import check_privacy, warn_if_delta_large
+from ._leaks import warn_if_preprocessed_without_dp
+from ._validation import ACCEPT_SPARSE, check_privacy, explain_input_error, warn_if_delta_large
 from .accounting import (
     Calibration,
     LastIterateCalibration,
     LastIterateRun,
     PrivacyPlan,
     calibrate,
+    epsilon_of,
     privacy_statement,
 )
 from .accounting._schedules import NOISE_SCHEDULES
-from .budget import BudgetExceededError, PrivacyBudget, RdpCurve, current_budget
+from .budget import PrivacyBudget, RdpCurve
 
 __all__ = [
     "BaseDPEstimator",
@@ -84,9 +91,14 @@ def resolve_average(average) -> float:
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
+# Validated features: dense, or scipy sparse (CSR or CSC) as validate_data returns them.
+Features = np.ndarray | sp.spmatrix | sp.sparray
 
-def _check_float32_range(array: np.ndarray, name: str) -> None:
+
+def _check_float32_range(array: Features, name: str) -> None:
     """Compute is float32: refuse values it cannot represent rather than train on infinities."""
+    if sp.issparse(array):
+        array = array.data  # the stored values; the implicit zeros are representable
     # max and -min rather than abs(array).max(): no temporary copy of the data.
     if array.dtype.kind == "f" and array.size and max(
         float(array.max()), -float(array.min())
@@ -104,6 +116,14 @@ def _to_tensor(array: np.ndarray, dtype: torch.dtype, device: torch.device) -> t
     if not array.flags.writeable:  # torch refuses to share read-only memory (e.g. memmaps)
         array = array.copy()
     return torch.as_tensor(array, dtype=dtype, device=device)
+
+
+def _features_to_device(X: Features, device: torch.device) -> torch.Tensor | SparseRows:
+    """The features as float32 on the compute device: a dense tensor, or for sparse input the
+    canonical CSR arrays (:class:`SparseRows`), never a dense copy."""
+    if sp.issparse(X):
+        return SparseRows.from_scipy(X, torch.float32, device)
+    return _to_tensor(X, torch.float32, device)
 
 
 def _calibrate(
@@ -138,6 +158,41 @@ def _spend(calibration: Calibration | LastIterateCalibration) -> dp_accounting.D
             return dp_accounting.NonPrivateDpEvent()
         return RdpCurve(calibration.guarantee.orders, calibration.guarantee.rdp)
     return calibration.dp_event
+
+
+def _after_preprocessing(plan, allocation: ModelAllocation, estimator: str) -> PrivacyPlan:
+    """The model's plan composed after a private pipeline's preprocessing mechanisms."""
+    if not isinstance(plan, PrivacyPlan) or not isinstance(allocation, ModelAllocation):
+        raise ValueError(
+            f"{estimator} with accountant='last_iterate' cannot be a step of a private pipeline "
+            "(its bound covers the training alone, under replace-one neighbouring); use "
+            "accountant='pld' or 'rdp'"
+        )
+    return plan.with_priors(allocation.prior_noise_multipliers)
+
+
+def _model_share(
+    calibration: Calibration, allocation: ModelAllocation, facts: list[str] | None
+) -> tuple[Calibration, list[str]]:
+    """The model's own part of a pipeline's calibration: its run alone, and its epsilon alone
+    at the pipeline's delta (the pipeline reports the composition)."""
+    if not calibration.is_private:
+        return calibration, list(facts or [])
+    own = calibration.plan.without_priors()
+    kwargs = {} if calibration.pld_interval is None else {"pld_interval": calibration.pld_interval}
+    epsilon = epsilon_of(
+        own.dp_event(calibration.noise_multiplier), calibration.delta, calibration.accountant,
+        own.neighboring_relation, **kwargs,
+    )
+    priors = ", ".join(f"{z:.4g}" for z in allocation.prior_noise_multipliers) or "none"
+    line = (
+        f"a step of a private pipeline ({allocation.path!r}): its noise was calibrated so that "
+        "the pipeline's preprocessing (Gaussian mechanisms, noise multiplier "
+        f"{priors}) and this training together meet the pipeline's privacy; the guarantee "
+        "below is this training's alone (see the pipeline's privacy_report())"
+    )
+    share = dataclasses.replace(calibration, plan=own, epsilon=epsilon)
+    return share, [line, *(facts or [])]
 
 
 # Set while planned_spend() runs a fit as far as calibration: the fit then stops before the
@@ -186,7 +241,7 @@ SCHEDULE_CONSTRAINTS: dict = {
 }
 
 
-class BaseDPEstimator(BaseEstimator):
+class BaseDPEstimator(AllocatedMixin, BaseEstimator):
     """Base class of every skdp estimator: the shared private fit and the privacy report."""
 
     def _schedule_settings(self) -> dict:
@@ -219,17 +274,27 @@ class BaseDPEstimator(BaseEstimator):
         ``privacy_spent_``, ``dp_event_``, ``noise_multiplier_``, ``batch_size_``,
         ``n_iter_``, ``n_steps_`` and ``device_``.
         """
-        epsilon, delta = check_privacy(self.privacy)
+        # Inside a private pipeline, the pipeline has planned and charged the whole fit, and
+        # hands this step its target (skdp/_allocation.py).
+        allocation = take_allocation(self)
+        if allocation is not None:
+            epsilon, delta = allocation.epsilon, allocation.delta
+        else:
+            epsilon, delta = check_privacy(self.privacy)
+            if not _PLAN_ONLY.get():
+                warn_if_preprocessed_without_dp(self)
         device = resolve_device(self.device)
         _check_float32_range(X, "X")
         _check_float32_range(targets, "y")
-        if not np.isinf(epsilon):
+        if not np.isinf(epsilon) and allocation is None:  # a pipeline warns with its own delta
             warn_if_delta_large(delta, settings.n_samples)
 
         # 1. Plan: from public quantities only (n, d, hyperparameters). The accountant picks
         # the optimizer's variant (the last-iterate one refuses runs its bound does not cover).
         optimizer = make_optimizer(self.optimizer, settings, self.accountant)
         plan = optimizer.plan()
+        if allocation is not None:
+            plan = _after_preprocessing(plan, allocation, type(self).__name__)
 
         # 2. Calibrate the noise to the target (no data is read).
         calibration = _calibrate(plan, epsilon, delta, self.accountant)
@@ -238,10 +303,14 @@ class BaseDPEstimator(BaseEstimator):
             raise PlannedSpend(calibration, spend)
 
         # The ledger is asked before the data is touched; once charged, a fit stays charged.
-        self._charge_budget(calibration, spend, mechanism)
+        if allocation is None:
+            self._charge_budget(calibration, spend, mechanism)
+        else:  # what the model alone released (the pipeline records the composition)
+            calibration, training_facts = _model_share(calibration, allocation, training_facts)
+            spend = _spend(calibration)
 
         # 3. Run.
-        X_t = _to_tensor(X, torch.float32, device)
+        X_t = _features_to_device(X, device)
         data = TrainingData(X_t, _to_tensor(targets, target_dtype, device), model.example_aux(X_t))
         randomness = FitRandomness(self.random_state, device)
         params = optimizer.run(model, data, calibration, randomness, verbose=self.verbose)
@@ -276,12 +345,7 @@ class BaseDPEstimator(BaseEstimator):
 
     def _resolve_budget(self) -> PrivacyBudget | None:
         """``budget=``, else the budget of an enclosing ``with budget:`` block, else None."""
-        budget = self.budget if self.budget is not None else current_budget()
-        if budget is not None and not isinstance(budget, PrivacyBudget):
-            raise TypeError(
-                f"budget must be a skdp.PrivacyBudget or None, got {type(budget).__name__}"
-            )
-        return budget
+        return resolve_budget(self.budget)
 
     def _charge_budget(
         self,
@@ -289,40 +353,16 @@ class BaseDPEstimator(BaseEstimator):
         spend: dp_accounting.DpEvent | RdpCurve,
         mechanism: str,
     ) -> None:
-        budget = self._resolve_budget()
-        if budget is None:
-            return
-        if not calibration.is_private:
-            spent = budget.spent()[0]
-            raise BudgetExceededError(
-                f"{type(self).__name__} with privacy=(inf, 0) trains without noise, which no "
-                f"finite budget can pay for; nothing was charged (epsilon left: "
-                f"{max(budget.epsilon - spent, 0.0):.4g} of {budget.epsilon:g} at "
-                f"delta={budget.delta:g}). Pass a finite privacy, or budget=None for data this "
-                "budget does not protect.",
-                epsilon_budget=budget.epsilon,
-                delta=budget.delta,
-                epsilon_spent=spent,
-                epsilon_requested=float("inf"),
-                epsilon_total=float("inf"),
-            )
         params = {k: v for k, v in self.get_params(deep=False).items() if k != "budget"}
-        relation = _neighboring_relation(calibration)
-        if relation is not budget.neighboring_relation:
-            raise ValueError(
-                f"{type(self).__name__} with accountant={self.accountant!r} states its "
-                f"guarantee under the '{relation.value}' relation ({relation.describe()}), "
-                f"but this budget accounts spends under '{budget.neighboring_relation.value}' "
-                f"({budget.neighboring_relation.describe()}), and the two cannot be composed; "
-                "nothing was charged or trained. Charge such fits to a budget created with "
-                f"PrivacyBudget(..., neighboring_relation='{relation.value}')."
-            )
-        budget.charge(
+        charge_budget(
+            self._resolve_budget(),
             spend,
-            estimator=type(self).__name__,
+            owner=type(self).__name__,
             params=params,
             mechanism=mechanism,
-            neighboring_relation=relation.value,
+            is_private=calibration.is_private,
+            relation=_neighboring_relation(calibration),
+            relation_hint=f" with accountant={self.accountant!r}",
         )
 
     def privacy_report(self) -> str:
@@ -337,15 +377,38 @@ class BaseDPEstimator(BaseEstimator):
         check_is_fitted(self, "privacy_spent_")
         return self._privacy_report
 
-    def _validate_regression_data(self, X, y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # CSR/CSC (others converted); no dense copy is made
+        return tags
+
+    def _validate_input(self, X, y="no_validation", **check_params) -> Features | tuple:
+        """scikit-learn's ``validate_data`` with skdp's input rules: float64 or float32, sparse
+        CSR or CSC accepted (other sparse formats become CSR), and errors about missing or
+        non-numeric values that point to private preprocessing (see
+        :func:`skdp._validation.explain_input_error`)."""
+        try:
+            return validate_data(
+                self, X, y, accept_sparse=ACCEPT_SPARSE, dtype=[np.float64, np.float32],
+                **check_params,
+            )
+        except (ValueError, TypeError) as error:
+            explained = explain_input_error(error, X, type(self).__name__)
+            if explained is None:
+                raise
+            raise explained from error
+
+    def _validate_classification_data(self, X, y) -> tuple[Features, np.ndarray]:
+        """``(X, y)`` validated for a classifier (``y`` left as given labels)."""
+        return self._validate_input(X, y, y_numeric=False)
+
+    def _validate_regression_data(self, X, y) -> tuple[Features, np.ndarray, np.ndarray]:
         """``(X, y, targets)``: validated data, ``y`` as float64, and ``targets`` with one
         column per output (what the squared loss trains on)."""
-        X, y = validate_data(
-            self, X, y, dtype=[np.float64, np.float32], multi_output=True, y_numeric=True
-        )
+        X, y = self._validate_input(X, y, multi_output=True, y_numeric=True)
         y = np.asarray(y, dtype=np.float64)
         return X, y, (y.reshape(-1, 1) if y.ndim == 1 else y)
 
-    def _validate_X_predict(self, X) -> np.ndarray:
+    def _validate_X_predict(self, X) -> Features:
         check_is_fitted(self)
-        return validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        return self._validate_input(X, reset=False)

@@ -337,13 +337,18 @@ def test_which_preprocessing_counts_as_data_independent():
     from sklearn.preprocessing import OneHotEncoder
 
     from skdp.datasets import adult_preprocessor
-    from skdp.model_selection._candidates import dp_step
+    from skdp.model_selection._candidates import search_target
+    from skdp.preprocessing import DPStandardScaler
 
-    step, prefix = dp_step(make_pipeline(adult_preprocessor(), small_lr()))
-    assert prefix == "dplogisticregression__" and isinstance(step, DPLogisticRegression)
+    target = search_target(make_pipeline(adult_preprocessor(), small_lr()))
+    assert target.model_prefix == "dplogisticregression__"
+    assert isinstance(target.model, DPLogisticRegression)
     learned = ColumnTransformer([("cat", OneHotEncoder(), [0])], remainder=StandardScaler())
     for bad in (OneHotEncoder(), learned, OneHotEncoder(categories=[["a"]])):
         with pytest.raises(ValueError):
-            dp_step(make_pipeline(bad, small_lr()))
+            search_target(make_pipeline(bad, small_lr()))
     with pytest.raises(TypeError, match="skdp estimator"):
-        dp_step(make_pipeline(Normalizer(), StandardScaler()))
+        search_target(make_pipeline(Normalizer(), StandardScaler()))
+    # DP transformers spend privacy: only inside a private pipeline, whose budget is accounted.
+    with pytest.raises(ValueError, match="make_private_pipeline"):
+        search_target(make_pipeline(DPStandardScaler(), small_lr()))

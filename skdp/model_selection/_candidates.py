@@ -6,17 +6,17 @@ Everything here is public: it depends on the estimator and the parameter space, 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
-from sklearn.compose import ColumnTransformer
 from sklearn.model_selection import ParameterGrid
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
-from sklearn.utils import get_tags
 
 from .._base import BaseDPEstimator
+from ..pipeline import NotPrivateError, PrivatePipeline
+from ..pipeline._layout import iter_dp_steps, layout_of
 
-__all__ = ["MANAGED_PARAMS", "check_space", "dp_step", "sample_candidate"]
+__all__ = ["MANAGED_PARAMS", "SearchTarget", "check_space", "sample_candidate", "search_target"]
 
 # Set by the search on every trial and refit; not searchable.
 MANAGED_PARAMS = ("privacy", "budget", "random_state", "accountant", "classes", "verbose")
@@ -33,7 +33,7 @@ def check_space(space, name: str, estimator) -> list[dict[str, list]]:
     if not isinstance(space, Sequence) or isinstance(space, str) or not space:
         raise TypeError(f"{name} must be a dict or a non-empty list of dicts, got {space!r}")
     valid = set(estimator.get_params(deep=True))
-    _, managed_prefix = dp_step(estimator)
+    target = search_target(estimator)
     checked = []
     for grid in space:
         if not isinstance(grid, Mapping) or not grid:
@@ -46,8 +46,7 @@ def check_space(space, name: str, estimator) -> list[dict[str, list]]:
                     f"{type(estimator).__name__}; valid parameters are "
                     f"{sorted(valid)}"
                 )
-            bare = key[len(managed_prefix):] if key.startswith(managed_prefix) else None
-            if bare in MANAGED_PARAMS:
+            if target.managed(key):
                 raise ValueError(
                     f"{key!r} cannot be searched: the search sets it on every trial (privacy "
                     "from the search's own total budget, accountant='rdp', no budget, seeds "
@@ -87,67 +86,80 @@ def sample_candidate(space: list[dict[str, list]], rng: np.random.Generator,
     return {key: values[int(rng.integers(len(values)))] for key, values in sorted(chosen.items())}
 
 
-def dp_step(estimator) -> tuple[BaseDPEstimator, str]:
-    """``(step, prefix)``: the DP estimator that trains, and the prefix of its parameter names.
+@dataclass(frozen=True)
+class SearchTarget:
+    """Where a search sets what it manages on a candidate estimator.
 
-    ``estimator`` is a skdp estimator, or a :class:`~sklearn.pipeline.Pipeline` whose final step
-    is one and whose other steps learn nothing from the data (checked).
+    ``model`` is the DP estimator that trains and ``model_prefix`` the prefix of its parameter
+    names (accountant, classes, verbose); ``privacy_prefix`` is where ``privacy`` and
+    ``budget`` live (the private pipeline itself, or the model); ``seed_params`` are the
+    ``random_state`` parameters of every DP step, which get fresh seeds in every trial (reusing
+    a seed across fits on overlapping rows would correlate their noise).
     """
+
+    model: BaseDPEstimator
+    model_prefix: str
+    privacy_prefix: str
+    seed_params: tuple[str, ...]
+
+    def managed(self, key: str) -> bool:
+        """Whether the search sets parameter ``key`` itself."""
+        if key in self.seed_params:
+            return True
+        for prefix in {self.model_prefix, self.privacy_prefix}:
+            if key.startswith(prefix) and key[len(prefix):] in MANAGED_PARAMS:
+                return True
+        return False
+
+
+def search_target(estimator) -> SearchTarget:
+    """The :class:`SearchTarget` of ``estimator``: a skdp estimator, a private pipeline, or a
+    scikit-learn ``Pipeline`` whose steps before the final skdp estimator learn nothing from the
+    data (checked)."""
     if isinstance(estimator, BaseDPEstimator):
-        return estimator, ""
+        return SearchTarget(estimator, "", "", ("random_state",))
+    if isinstance(estimator, PrivatePipeline):
+        layout = layout_of(list(estimator.steps), input_is_sparse=False)
+        if layout.model is None:
+            raise TypeError(
+                "the private pipeline of a search must end in an skdp estimator that is scored"
+            )
+        seeds = tuple(f"{path}__random_state" for path, _ in iter_dp_steps(estimator, "", False))
+        return SearchTarget(layout.model.step, f"{layout.model.path}__", "", seeds)
     if isinstance(estimator, Pipeline):
         for name, step in estimator.steps[:-1]:
             check_data_independent(step, name)
         name, final = estimator.steps[-1]
-        step, prefix = dp_step(final)
-        return step, f"{name}__{prefix}"
+        inner = search_target(final)
+        prefix = f"{name}__{inner.model_prefix}"
+        return SearchTarget(inner.model, prefix, prefix, (f"{prefix}random_state",))
     raise TypeError(
-        "the estimator of a private search must be an skdp estimator (e.g. DPLogisticRegression)"
-        f" or a Pipeline ending in one, got {type(estimator).__name__}"
+        "the estimator of a private search must be an skdp estimator (e.g. DPLogisticRegression),"
+        " a private pipeline (skdp.pipeline.make_private_pipeline) or a Pipeline ending in one, "
+        f"got {type(estimator).__name__}"
     )
 
 
 def check_data_independent(step, name: str) -> None:
     """Refuse a preprocessing step that learns from the data it is fitted on.
 
-    Each trial fits its pipeline on private rows, outside the accounting, so every step before
-    the DP estimator must be data-independent: ``'passthrough'``, a ``FunctionTransformer``,
-    a ``OneHotEncoder`` with public ``categories``, stateless transformers (scikit-learn tag
-    ``requires_fit=False``, e.g. ``Normalizer``), and ``ColumnTransformer``/``Pipeline`` made of
-    these (such as :func:`skdp.datasets.adult_preprocessor`).
+    Each trial fits its pipeline on private rows, so every step of a plain ``Pipeline`` before
+    the DP estimator must be data-independent (the rules of :mod:`skdp.pipeline`'s layout:
+    ``FunctionTransformer``, encoders with public categories, stateless transformers, and
+    containers of these). DP transformers belong in a private pipeline, whose budget the search
+    accounts.
     """
-    if step is None or (isinstance(step, str) and step in ("passthrough", "drop")):
-        return
-    if isinstance(step, FunctionTransformer):
-        return
-    if isinstance(step, OneHotEncoder):
-        if (
-            not (isinstance(step.categories, str) and step.categories == "auto")
-            and step.min_frequency is None
-            and step.max_categories is None
-            and step.handle_unknown != "error"
-        ):
-            return
+    try:
+        layout = layout_of([(name, step)], input_is_sparse=False)
+    except NotPrivateError as exc:
         raise ValueError(
-            f"step {name!r}: a OneHotEncoder fitted on private data learns the categories "
-            "present (or raises on unknown ones); give public categories=..., "
-            "handle_unknown='ignore' and no min_frequency/max_categories"
+            f"{exc} Each trial of the search would fit it on private rows outside the "
+            "accounting: use data-independent preprocessing, or skdp's DP transformers inside "
+            "skdp.pipeline.make_private_pipeline (the search accounts their budget)."
+        ) from None
+    if layout.transformers or layout.model is not None:
+        raise ValueError(
+            f"step {name!r} holds skdp DP steps inside a plain Pipeline, where each would spend "
+            "its own privacy outside the search's accounting; build the pipeline with "
+            "skdp.pipeline.make_private_pipeline instead"
         )
-    if isinstance(step, ColumnTransformer):
-        for sub_name, sub, _ in step.transformers:
-            check_data_independent(sub, f"{name}/{sub_name}")
-        check_data_independent(step.remainder, f"{name}/remainder")
-        return
-    if isinstance(step, Pipeline):
-        for sub_name, sub in step.steps:
-            check_data_independent(sub, f"{name}/{sub_name}")
-        return
-    if not get_tags(step).requires_fit:
-        return
-    raise ValueError(
-        f"step {name!r} ({type(step).__name__}) learns from the data it is fitted on (e.g. a "
-        "StandardScaler's means and variances), which each trial would do on private rows "
-        "outside the privacy accounting. Use data-independent preprocessing (public constants: "
-        "FunctionTransformer, OneHotEncoder with public categories, skdp.datasets' "
-        "preprocessors), or fit the step on public data and pass the transformed data."
-    )

@@ -12,7 +12,9 @@ from sklearn.pipeline import Pipeline
 
 from .._base import planned_spend
 from .._validation import PrivacyWarning
+from ..budget import WithExtraDelta
 from ..budget import _context as _budget_context
+from ..pipeline import PrivatePipeline
 from ._scoring import noisy_validation_score
 
 __all__ = ["no_current_budget", "quiet_planned_spend", "run_trial", "candidate_key",
@@ -61,10 +63,16 @@ def candidate_key(candidate: dict) -> str:
 def check_spent(model, planned, what: str) -> None:
     """Refuse to release anything if a fit spent other than what was accounted (a bug guard:
     calibration is deterministic, so a fit spends exactly its planned event)."""
-    while isinstance(model, Pipeline):
-        model = model.steps[-1][1]
-    if model.dp_event_ != planned:  # pragma: no cover - would be a bug
+    if isinstance(model, PrivatePipeline):  # the whole pipeline's spend
+        spent = model.dp_event_
+        if model.extra_delta_ > 0:
+            spent = WithExtraDelta(spent, model.extra_delta_)
+    else:
+        while isinstance(model, Pipeline):
+            model = model.steps[-1][1]
+        spent = model.dp_event_
+    if spent != planned:  # pragma: no cover - would be a bug
         raise RuntimeError(
-            f"{what} spent {model.dp_event_}, not the accounted {planned}; nothing is released. "
+            f"{what} spent {spent}, not the accounted {planned}; nothing is released. "
             "Please report this bug."
         )

@@ -22,7 +22,7 @@ from sklearn.utils.validation import (
 
 from .._validation import check_privacy, warn_if_delta_large
 from ..budget import PrivacyBudget, current_budget
-from ._candidates import check_space, dp_step, sample_candidate, support
+from ._candidates import check_space, sample_candidate, search_target, support
 from ._execution import candidate_key, check_spent, no_current_budget, run_trial
 from ._plan import plan_search
 from ._trials import TRIAL_DISTRIBUTIONS, TrialDistribution
@@ -113,7 +113,8 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
                 f"part), got n_samples={n_samples}"
             )
         warn_if_delta_large(delta, n_samples)
-        step, prefix = dp_step(self.estimator)
+        target = search_target(self.estimator)
+        step, prefix = target.model, target.model_prefix
         if step.accountant == "last_iterate":
             raise ValueError(
                 "accountant='last_iterate' cannot be used in a private search: its guarantee "
@@ -127,7 +128,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         trials = None if exhaustive else TrialDistribution.make(
             self.n_trials_distribution, self.n_iter, self.eta
         )
-        budget = self._resolve_budget(step)
+        budget = self._resolve_budget(target)
 
         # Public randomness: the split, the number of trials, the candidates, the seeds.
         rng = np.random.default_rng(check_random_state(self.random_state).randint(2**32))
@@ -141,19 +142,26 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         X_train, y_train = _safe_take(X, train_idx), _safe_take(y, train_idx)
         X_val, y_val = _safe_take(X, val_idx), _safe_take(y, val_idx)
 
-        template = clone(self.estimator).set_params(
-            **{f"{prefix}accountant": "rdp", f"{prefix}budget": None, f"{prefix}verbose": 0}
-        )
+        template = clone(self.estimator).set_params(**{
+            f"{prefix}accountant": "rdp", f"{target.privacy_prefix}budget": None,
+            f"{prefix}verbose": 0,
+        })
         if classifier and "classes" in step.get_params() and step.classes is None:
             # Read from y, as the estimator itself would: the same public assumption, made
             # once, so that every trial and the refit know every class.
             template.set_params(**{f"{prefix}classes": np.unique(np.asarray(y))})
 
         def with_privacy(params, trial_epsilon):
-            return {**params, f"{prefix}privacy": (trial_epsilon, delta)}
+            return {**params, f"{target.privacy_prefix}privacy": (trial_epsilon, plan.trial_delta)}
+
+        def seeded(seed: int) -> dict:
+            # Every DP step gets its own fresh seed in every fit: a seed reused across fits on
+            # overlapping rows would correlate their noise.
+            seeds = np.random.SeedSequence(seed).generate_state(len(target.seed_params))
+            return {name: int(s) for name, s in zip(target.seed_params, seeds, strict=True)}
 
         plan = plan_search(
-            template, prefix, candidates, trials, (X_train, y_train), (X, y),
+            template, target.privacy_prefix, candidates, trials, (X_train, y_train), (X, y),
             (epsilon, delta), bool(self.refit), float(self.score_epsilon_ratio),
         )
         if self.verbose:
@@ -172,7 +180,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
                 plan.spend,
                 estimator=type(self).__name__,
                 params=self._public_record(len(candidates)),
-                mechanism=self._mechanism(trials, plan.trial_epsilon, delta),
+                mechanism=self._mechanism(trials, plan.trial_epsilon, plan.trial_delta),
                 neighboring_relation="add_or_remove_one",
             )
 
@@ -191,8 +199,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
         results = Parallel(n_jobs=self.n_jobs)(
             delayed(run_trial)(
                 template,
-                {**with_privacy(cand, plan.trial_epsilon),
-                 f"{prefix}random_state": int(fit_seed)},
+                {**with_privacy(cand, plan.trial_epsilon), **seeded(int(fit_seed))},
                 X_train, y_train, X_val, y_val, int(score_seed),
                 classifier, float(self.score_clip), plan.score_noise_multiplier,
             )
@@ -228,7 +235,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
                 print(f"[{type(self).__name__}] refitting the selected candidate on all rows")
             final = clone(template).set_params(
                 **with_privacy(self.best_params_, plan.trial_epsilon),
-                **{f"{prefix}random_state": refit_seed, f"{prefix}verbose": step.verbose},
+                **seeded(refit_seed), **{f"{prefix}verbose": step.verbose},
             )
             with no_current_budget():
                 final.fit(X, y)
@@ -239,19 +246,21 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
 
         self.privacy_spent_ = (plan.epsilon, delta)
         self.dp_event_ = plan.spend
-        self.trial_privacy_ = (plan.trial_epsilon, delta)
+        self.trial_privacy_ = (plan.trial_epsilon, plan.trial_delta)
         self.score_noise_multiplier_ = plan.score_noise_multiplier
         self.n_candidates_ = len(candidates)
         self.n_validation_ = int(val_idx.size)
         return self
 
     # Helpers ----------------------------------------------------------------------------
-    def _resolve_budget(self, step) -> PrivacyBudget | None:
-        """``budget=``, else the DP estimator's own ``budget``, else ``with budget:``."""
+    def _resolve_budget(self, target) -> PrivacyBudget | None:
+        """``budget=``, else the estimator's own ``budget`` (the DP estimator's, or the private
+        pipeline's), else ``with budget:``."""
         budget = self.budget
+        own = self.estimator.get_params()[f"{target.privacy_prefix}budget"]
         if budget is None:
-            budget = step.budget
-        elif step.budget is not None and step.budget is not budget:
+            budget = own
+        elif own is not None and own is not budget:
             raise ValueError(
                 "the search's budget and its estimator's budget are different ledgers; the "
                 "whole search is charged once, to one of them: set only one"

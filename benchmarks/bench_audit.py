@@ -1,6 +1,7 @@
 """Empirical privacy audits: the audited lower bound on epsilon against the claim.
 
 Usage: OMP_NUM_THREADS=1 python benchmarks/bench_audit.py [--quick] [--broken]
+       OMP_NUM_THREADS=1 python benchmarks/bench_audit.py --preprocessing [--quick]
 
 For every optimizer in the registry, every estimator and epsilon in {1, 4}: the multi-run audit
 (``--runs`` fits, half with a crafted canary) and the one-run audit (``--canaries`` canaries in
@@ -9,6 +10,10 @@ which a canary has the most influence). The lower bounds hold with 95% confidenc
 above the claim would mean the guarantee is wrong. ``--broken`` adds rows for a deliberately
 broken mechanism (noise 4x too small, the monkeypatch of the tests), to show what a violation
 looks like. Results are in docs/audit.md.
+
+``--preprocessing`` runs instead the audits of the DP transformers (the experiments and breakers
+of ``tests/test_preprocessing_audit.py``: ``--preprocessing-runs`` fits each, the bounds search
+a tenth of that) at epsilon 1 and 2.
 """
 
 from __future__ import annotations
@@ -72,6 +77,45 @@ def audit_row(name, Estimator, params, regression, optimizer, epsilon, args):
     )
 
 
+def preprocessing_audits(args) -> None:
+    """Every experiment of tests/test_preprocessing_audit.py, correct and with each breaker it
+    is meant to catch, at claims 1 and 2."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+    import pytest
+    import test_preprocessing_audit as audits
+
+    print_header(
+        "skdp empirical privacy audit: DP transformers",
+        [
+            f"multi-run: {args.preprocessing_runs} fits (bounds search: "
+            f"{args.preprocessing_runs // 10}), half with the canary, threshold on 30%,",
+            "Clopper-Pearson on the rest; 95% confidence, delta=1e-5; experiments as in "
+            "tests/test_preprocessing_audit.py.",
+        ],
+    )
+    header = (
+        "| experiment | mechanism | claimed eps | eps >= | point est. | FPR / FNR | fits | s |\n"
+        "|---|---|---|---|---|---|---|---|"
+    )
+    for epsilon in (1.0, 2.0):
+        print(f"\n### epsilon = {epsilon:g}\n\n{header}")
+        for experiment, breakers in audits.CATCHES.items():
+            n_runs = args.preprocessing_runs
+            if experiment == "bounds_search":
+                n_runs //= 10
+            for breaker in ["none", *breakers]:
+                start = time.perf_counter()
+                with pytest.MonkeyPatch.context() as patch:
+                    out = audits.audit(patch, experiment, breaker, epsilon, n_runs, args.seed)
+                print(
+                    f"| {experiment} | {breaker} | {out.epsilon_claimed:.2f} "
+                    f"| {out.epsilon_lower:.2f} | {out.epsilon_point:.2f} "
+                    f"| {out.fpr:.4f} / {out.fnr:.4f} | {n_runs} "
+                    f"| {time.perf_counter() - start:.0f} |",
+                    flush=True,
+                )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2000, help="fits per multi-run audit")
@@ -79,9 +123,17 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="200 runs, 100 canaries")
     parser.add_argument("--broken", action="store_true", help="add noise/4 rows")
+    parser.add_argument("--preprocessing", action="store_true",
+                        help="audit the DP transformers instead")
+    parser.add_argument("--preprocessing-runs", type=int, default=20_000,
+                        help="fits per transformer audit")
     args = parser.parse_args()
     if args.quick:
-        args.runs, args.canaries = 200, 100
+        args.runs, args.canaries, args.preprocessing_runs = 200, 100, 2000
+    if args.preprocessing:
+        warnings.simplefilter("ignore", skdp.PrivacyWarning)
+        preprocessing_audits(args)
+        return
     torch.set_num_threads(1)
     warnings.simplefilter("ignore", skdp.PrivacyWarning)
     print_header(

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import math
 import os
 import sys
@@ -62,7 +63,7 @@ import _bench_common as bench  # noqa: E402
 from skdp.accounting import calibrate  # noqa: E402
 from skdp.datasets import load_adult  # noqa: E402
 from skdp.linear_model import DPLogisticRegression, DPRidge  # noqa: E402
-from skdp.pipeline import make_private_pipeline  # noqa: E402
+from skdp.pipeline import PrivatePipeline, make_private_pipeline  # noqa: E402
 from skdp.preprocessing import DPOneHotEncoder, DPSimpleImputer, DPStandardScaler  # noqa: E402
 
 DELTA = bench.DELTA
@@ -702,6 +703,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
+_DEFAULT_SHARE = inspect.signature(PrivatePipeline).parameters["preprocessing_share"].default
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     bench.apply_threads(args)
@@ -724,7 +728,8 @@ def main(argv=None) -> int:
             "make_pipeline(DPSimpleImputer(), DPStandardScaler()), numeric), ('cat', "
             "DPOneHotEncoder(), categorical)]), DPLogisticRegression() or TransformedTarget"
             "Regressor(DPRidge(), transformer=DPStandardScaler(), check_inverse=False), "
-            "privacy=(eps, 1e-5), random_state=seed), all defaults (preprocessing_share=0.1). "
+            "privacy=(eps, 1e-5), random_state=seed), all defaults (preprocessing_share="
+            f"{_DEFAULT_SHARE:g}). "
             "Its fit time includes the calibration (skdp.accounting.calibrate's cache is "
             "cleared before every fit); 'of which preprocessing' is the ColumnTransformer's "
             "fit_transform inside that fit (the target scaler of the regressions is counted "

@@ -23,7 +23,7 @@ INF = (float("inf"), 0.0)
 @parametrize_with_checks(
     [
         # scikit-learn's checks use tens of rows: public bounds (a private search for bounds
-        # needs more rows and is refused there, before anything is charged).
+        # needs more rows, and would warn there).
         DPStandardScaler(bounds=(-100, 100), random_state=0),
         DPOneHotEncoder(random_state=0),
         DPSimpleImputer(bounds=(-100, 100), random_state=0),
@@ -130,8 +130,8 @@ def test_standalone_fit_charges_its_budget_once_and_a_refusal_charges_nothing(nu
     assert len(budget.history()) == 1
     with pytest.raises(ValueError, match="bounds"):
         DPStandardScaler((0.5, 1e-5), bounds=(0, 1, 2), budget=budget).fit(numeric)
-    with pytest.raises(ValueError, match="public bounds"):  # too few rows for a search
-        DPStandardScaler((0.1, 1e-5), budget=budget).fit(numeric[:200])
+    with pytest.raises(ValueError, match="quantiles"):
+        DPStandardScaler((0.1, 1e-5), quantiles=(0.2, 0.1), budget=budget).fit(numeric)
     assert len(budget.history()) == 1
     with pytest.raises(Exception, match="no finite budget"):
         DPStandardScaler(INF, budget=budget).fit(numeric)
@@ -256,14 +256,18 @@ def test_bad_input_gets_clear_errors(numeric, categorical):
         DPOneHotEncoder(categories=[["a"]]).fit(categorical)
 
 
-def test_too_little_data_for_a_bounds_search_warns_inside_a_pipeline_share():
+def test_too_little_data_for_a_bounds_search_warns_and_uses_the_quartiles():
     from skdp._allocation import StepAllocation, attach_allocation
 
-    scaler = DPStandardScaler()
+    X = np.random.default_rng(0).normal(size=(300, 2))
+    with pytest.warns(PrivacyWarning, match="public bounds"):
+        alone = DPStandardScaler((0.1, 1e-5), random_state=0).fit(X)
+    scaler = DPStandardScaler(random_state=0)
     attach_allocation(scaler, StepAllocation("s", 50.0, 0.0, 1e-5))
     with pytest.warns(PrivacyWarning, match="public bounds"):
-        scaler.fit(np.random.default_rng(0).normal(size=(300, 2)))
-    assert scaler.quantiles_ == (0.25, 0.75)
+        scaler.fit(X)
+    assert scaler.quantiles_ == alone.quantiles_ == (0.25, 0.75)
+    assert np.all(scaler.bounds_[:, 0] <= scaler.bounds_[:, 1])
 
 
 def test_pandas_string_and_category_dtypes(categorical):

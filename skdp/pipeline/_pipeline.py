@@ -55,7 +55,7 @@ class PrivatePipeline(Pipeline):
     budget : skdp.PrivacyBudget, default=None
         A ledger charged once per fit for the whole pipeline (steps may not have their own);
         ``None`` charges the budget of an enclosing ``with budget:`` block, if any.
-    preprocessing_share : float in (0, 1), default=0.1
+    preprocessing_share : float in (0, 1), default=0.3
         The share of the budget (of ``mu^2`` in Gaussian-DP terms) that all DP preprocessing
         gets together; the model is calibrated to use the rest.
     step_weights : dict, default=None
@@ -128,7 +128,7 @@ class PrivatePipeline(Pipeline):
         *,
         privacy=(1.0, 1e-5),
         budget=None,
-        preprocessing_share=0.1,
+        preprocessing_share=0.3,
         step_weights=None,
         memory=None,
         transform_input=None,
@@ -291,7 +291,7 @@ def make_private_pipeline(
     *steps,
     privacy=(1.0, 1e-5),
     budget=None,
-    preprocessing_share=0.1,
+    preprocessing_share=0.3,
     step_weights=None,
     memory=None,
     transform_input=None,
@@ -308,7 +308,7 @@ def make_private_pipeline(
         ``(epsilon, delta)`` of the whole pipeline.
     budget : skdp.PrivacyBudget, default=None
         A ledger charged once per fit.
-    preprocessing_share : float in (0, 1), default=0.1
+    preprocessing_share : float in (0, 1), default=0.3
         The share of the budget all DP preprocessing gets.
     step_weights : dict, default=None
         Relative weights of the DP transformers, by parameter path.

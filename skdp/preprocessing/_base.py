@@ -123,11 +123,6 @@ class BaseDPTransformer(AllocatedMixin, TransformerMixin, BaseEstimator):
     def _uses_partition_selection(self) -> bool:
         return False
 
-    def _check_release(self, n_samples: int, n_features: int, release: Release,
-                       strict: bool) -> None:
-        """Refuse (``strict``, before anything is charged) or warn about a release too noisy
-        to be useful, from public quantities only."""
-
     def _fit_release(self, X, release: Release, rng: np.random.Generator) -> list[str]:
         """Compute and store the released statistics; return report lines."""
         raise NotImplementedError
@@ -150,7 +145,6 @@ class BaseDPTransformer(AllocatedMixin, TransformerMixin, BaseEstimator):
                 weights,
                 allocation.extra_delta if uses_selection else 0.0,
             )
-            self._check_release(n_samples, n_features, release, strict=False)
             spent_epsilon = self._own_epsilon(release, allocation.delta)
             delta = allocation.delta if release.is_private else 0.0
             self._statement_head = (
@@ -178,14 +172,12 @@ class BaseDPTransformer(AllocatedMixin, TransformerMixin, BaseEstimator):
         epsilon, delta = check_privacy(self.privacy)
         if math.isinf(epsilon):
             release = Release(0.0, weights)
-            self._check_release(n_samples, n_features, release, strict=True)
             self._charge(release, is_private=False)
             return release, math.inf, 0.0
         warn_if_delta_large(delta, n_samples)
         extra = PARTITION_SELECTION_DELTA_SHARE * delta if uses_selection else 0.0
         calibration = calibrate_gaussian(epsilon, events_delta(delta, extra, 0.0))
         release = Release(calibration.noise_multiplier, weights, extra)
-        self._check_release(n_samples, n_features, release, strict=True)
         self._charge(release, is_private=True)
         return release, calibration.epsilon, delta
 

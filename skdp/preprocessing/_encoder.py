@@ -89,7 +89,8 @@ class DPOneHotEncoder(BaseDPTransformer):
 
     Examples
     --------
-    >>>     >>> from skdp.preprocessing import DPOneHotEncoder
+    >>> import pandas as pd
+    >>> from skdp.preprocessing import DPOneHotEncoder
     >>> X = pd.DataFrame({"colour": ["red"] * 3000 + ["blue"] * 2000 + ["rare"] * 3})
     >>> enc = DPOneHotEncoder(privacy=(1.0, 1e-5), random_state=0).fit(X)
     >>> enc.categories_

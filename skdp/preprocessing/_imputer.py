@@ -98,7 +98,7 @@ class DPSimpleImputer(BaseDPTransformer):
     >>> imp = DPSimpleImputer(privacy=(1.0, 1e-5), bounds=(0, 10), random_state=0).fit(X)
     >>> imp.statistics_.round(1)
     array([5.])
-    >>> np.isnan(imp.transform(X)).any()
+    >>> bool(np.isnan(imp.transform(X)).any())
     False
     """
 
@@ -166,21 +166,18 @@ class DPSimpleImputer(BaseDPTransformer):
         self._numeric_output = all(is_numeric_column(col) for col in columns)
         return _KeyColumns([KeyColumn.from_values(col) for col in columns])
 
-    def _quantile_plan(self, n_samples, n_features, release: Release, strict: bool):
+    def _quantile_plan(self, n_samples, n_features, release: Release):
         if self.strategy == "mean" and self.bounds is None:
             return plan_quantiles(
                 self.quantiles, n_samples, n_features, release.noise_multiplier_of("bounds"),
-                type(self).__name__, strict,
+                type(self).__name__,
             )
         if self.strategy == "median":
             return plan_quantiles(
                 (0.5,), n_samples, n_features, release.noise_multiplier_of("median"),
-                type(self).__name__, strict,
+                type(self).__name__,
             )
         return None
-
-    def _check_release(self, n_samples, n_features, release, strict) -> None:
-        self._quantile_plan(n_samples, n_features, release, strict)
 
     def _fit_release(self, X, release: Release, rng) -> list[str]:
         self.bounds_ = None
@@ -194,7 +191,7 @@ class DPSimpleImputer(BaseDPTransformer):
 
     def _fit_numeric(self, X, release, rng) -> list[str]:
         n_samples, n_features = X.shape
-        plan = self._quantile_plan(n_samples, n_features, release, strict=False)
+        plan = self._quantile_plan(n_samples, n_features, release)
         if self.strategy == "median":
             low, high = search_quantiles(X, plan, rng)
             self.statistics_ = (low[:, 0] + high[:, 0]) / 2.0

@@ -219,21 +219,17 @@ class DPStandardScaler(OneToOneFeatureMixin, BaseDPTransformer):
             check_bounds(self.bounds, X.shape[1], type(self).__name__)
         return X
 
-    def _quantile_plan(self, n_samples, n_features, release: Release, strict: bool):
+    def _quantile_plan(self, n_samples, n_features, release: Release):
         return plan_quantiles(
             self.quantiles, n_samples, n_features, release.noise_multiplier_of("bounds"),
-            type(self).__name__, strict,
+            type(self).__name__,
         )
-
-    def _check_release(self, n_samples, n_features, release, strict) -> None:
-        if self.bounds is None:
-            self._quantile_plan(n_samples, n_features, release, strict)
 
     def _fit_release(self, X, release: Release, rng) -> list[str]:
         n_samples, n_features = X.shape
         lines = []
         if self.bounds is None:
-            plan = self._quantile_plan(n_samples, n_features, release, strict=False)
+            plan = self._quantile_plan(n_samples, n_features, release)
             lower, upper = search_bounds(X, plan, rng)
             self.quantiles_ = plan.quantiles
             lines.append(

@@ -42,8 +42,8 @@ def warn_if_preprocessed_without_dp(estimator) -> None:
             if isinstance(owner, PrivatePipeline):
                 return  # everything is accounted
             if isinstance(owner, Pipeline):
-                leaks = learned_without_dp(Pipeline(owner.steps[:-1]), "") if len(
-                    owner.steps) > 1 else []
+                leaks = [leak for name, step in owner.steps[:-1]
+                         for leak in learned_without_dp(step, name)]
             elif isinstance(owner, TransformedTargetRegressor):
                 leaks = learned_without_dp(owner.transformer, "transformer")
             else:

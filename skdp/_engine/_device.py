@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 import torch
 
-__all__ = ["resolve_device", "FitRandomness"]
+__all__ = ["resolve_device", "seed_sequence", "FitRandomness"]
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
@@ -33,6 +33,23 @@ def resolve_device(device: str | torch.device) -> torch.device:
     return resolved
 
 
+def seed_sequence(random_state) -> np.random.SeedSequence:
+    """The seed of a fit's random streams: from ``random_state``, or from OS entropy when it is
+    ``None`` (never from numpy's global state, which a caller could have seeded)."""
+    if random_state is None:
+        return np.random.SeedSequence()
+    if isinstance(random_state, numbers.Integral):
+        return np.random.SeedSequence(int(random_state))
+    if isinstance(random_state, np.random.RandomState):
+        return np.random.SeedSequence(random_state.randint(0, 2**31 - 1, size=4).tolist())
+    if isinstance(random_state, np.random.Generator):
+        return np.random.SeedSequence(random_state.integers(0, 2**31 - 1, size=4).tolist())
+    raise ValueError(
+        f"random_state must be None, an int, a numpy RandomState or Generator, "
+        f"got {random_state!r}"
+    )
+
+
 class FitRandomness:
     """The independent random streams of one fit: batch sampling (host) and noise (device).
 
@@ -41,20 +58,7 @@ class FitRandomness:
     """
 
     def __init__(self, random_state, device: torch.device) -> None:
-        if random_state is None:
-            seed_seq = np.random.SeedSequence()
-        elif isinstance(random_state, numbers.Integral):
-            seed_seq = np.random.SeedSequence(int(random_state))
-        elif isinstance(random_state, np.random.RandomState):
-            seed_seq = np.random.SeedSequence(random_state.randint(0, 2**31 - 1, size=4).tolist())
-        elif isinstance(random_state, np.random.Generator):
-            seed_seq = np.random.SeedSequence(random_state.integers(0, 2**31 - 1, size=4).tolist())
-        else:
-            raise ValueError(
-                f"random_state must be None, an int, a numpy RandomState or Generator, "
-                f"got {random_state!r}"
-            )
-        sampling_seq, noise_seq, init_seq = seed_seq.spawn(3)
+        sampling_seq, noise_seq, init_seq = seed_sequence(random_state).spawn(3)
         self.sampling = np.random.default_rng(sampling_seq)
         self.init = np.random.default_rng(init_seq)
         self.noise = torch.Generator(device=device)

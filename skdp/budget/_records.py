@@ -10,7 +10,15 @@ from typing import Any
 
 import dp_accounting
 
-__all__ = ["RdpCurve", "WithExtraDelta", "Spend", "SpendRecord", "LedgerTotals", "events_delta"]
+__all__ = [
+    "RdpCurve",
+    "WithExtraDelta",
+    "Spend",
+    "SpendRecord",
+    "LedgerTotals",
+    "events_delta",
+    "with_extra_delta",
+]
 
 
 @dataclass(frozen=True)
@@ -146,6 +154,12 @@ class WithExtraDelta:
         if self.additive:
             return events_delta(delta, 0.0, self.extra_delta)
         return events_delta(delta, self.extra_delta, 0.0)
+
+
+def with_extra_delta(spend, extra_delta: float) -> Spend:
+    """``spend`` with an atom ``extra_delta`` (:class:`WithExtraDelta`), or ``spend`` itself when
+    it is 0: what a DP transformer or a private pipeline charges."""
+    return WithExtraDelta(spend, extra_delta) if extra_delta > 0.0 else spend
 
 
 def events_delta(delta: float, atom_delta: float, additive_delta: float) -> float:

@@ -12,8 +12,8 @@ from sklearn.pipeline import Pipeline
 
 from .._base import planned_spend
 from .._validation import PrivacyWarning
-from ..budget import WithExtraDelta
 from ..budget import _context as _budget_context
+from ..budget._records import with_extra_delta
 from ..pipeline import PrivatePipeline
 from ._scoring import noisy_validation_score
 
@@ -64,9 +64,7 @@ def check_spent(model, planned, what: str) -> None:
     """Refuse to release anything if a fit spent other than what was accounted (a bug guard:
     calibration is deterministic, so a fit spends exactly its planned event)."""
     if isinstance(model, PrivatePipeline):  # the whole pipeline's spend
-        spent = model.dp_event_
-        if model.extra_delta_ > 0:
-            spent = WithExtraDelta(spent, model.extra_delta_)
+        spent = with_extra_delta(model.dp_event_, model.extra_delta_)
     else:
         while isinstance(model, Pipeline):
             model = model.steps[-1][1]

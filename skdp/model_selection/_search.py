@@ -20,8 +20,9 @@ from sklearn.utils.validation import (
     indexable,
 )
 
+from .._charging import resolve_budget
 from .._validation import check_privacy, warn_if_delta_large
-from ..budget import PrivacyBudget, current_budget
+from ..budget import PrivacyBudget
 from ._candidates import check_space, sample_candidate, search_target, support
 from ._execution import candidate_key, check_spent, no_current_budget, run_trial
 from ._plan import plan_search
@@ -265,12 +266,7 @@ class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
                 "the search's budget and its estimator's budget are different ledgers; the "
                 "whole search is charged once, to one of them: set only one"
             )
-        if budget is None:
-            budget = current_budget()
-        if budget is not None and not isinstance(budget, PrivacyBudget):
-            raise TypeError(
-                f"budget must be a skdp.PrivacyBudget or None, got {type(budget).__name__}"
-            )
+        budget = resolve_budget(budget)
         if budget is not None and budget.neighboring_relation.value != "add_or_remove_one":
             raise ValueError(
                 "a private search states its guarantee under the add/remove-one relation; "

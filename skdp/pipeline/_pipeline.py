@@ -17,7 +17,7 @@ from .._base import _PLAN_ONLY, PlannedSpend, planned_spend
 from .._charging import charge_budget, resolve_budget
 from .._validation import check_privacy, warn_if_delta_large
 from ..accounting import Calibration
-from ..budget import WithExtraDelta
+from ..budget._records import with_extra_delta
 from ._layout import PipelineLayout, iter_dp_steps, layout_of
 from ._report import pipeline_report
 from ._split import PipelinePlan, plan_pipeline
@@ -169,11 +169,6 @@ class PrivatePipeline(Pipeline):
             layout, privacy, float(self.preprocessing_share), self.step_weights, plan_model
         )
 
-    def _spend(self, plan: PipelinePlan):
-        if plan.extra_delta > 0.0:
-            return WithExtraDelta(plan.event, plan.extra_delta)
-        return plan.event
-
     # --- fit --------------------------------------------------------------------------------
     def fit(self, X, y=None, **params):
         """Plan, charge once, then fit every step under its share of the privacy budget.
@@ -195,7 +190,7 @@ class PrivatePipeline(Pipeline):
         self._validate_params()
         layout = self._layout(X)
         plan = self._plan(X, y, layout)
-        spend = self._spend(plan)
+        spend = with_extra_delta(plan.event, plan.extra_delta)
         if _PLAN_ONLY.get():
             raise PlannedSpend(plan.calibration, spend)
         budget = resolve_budget(self.budget)
@@ -249,7 +244,7 @@ class PrivatePipeline(Pipeline):
                 continue
             expected = allocation.noise_multiplier if step._release_weights() else 0.0
             if step.noise_multiplier_ != expected or (
-                step.noise_multiplier_ > 0 and path not in step._statement_head
+                step.noise_multiplier_ > 0 and step._pipeline_path != path
             ):
                 raise RuntimeError(
                     f"step {path!r} did not spend its planned share (noise multiplier "
@@ -273,7 +268,6 @@ class PrivatePipeline(Pipeline):
         }
         self._privacy_plan = plan
         self._privacy_free_steps = layout.free
-        self._privacy_fitted_paths = sorted(fitted)
 
     def privacy_report(self) -> str:
         """The guarantee of the whole fit, the split, and what each step learned.

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 import math
-import numbers
 from dataclasses import dataclass
 
 import dp_accounting
@@ -23,11 +22,11 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._allocation import AllocatedMixin, StepAllocation, take_allocation
 from .._charging import charge_budget, resolve_budget
+from .._engine._device import seed_sequence
 from .._validation import check_privacy, warn_if_delta_large
 from ..accounting import Calibration, PrivacyPlan, Sampling
 from ..accounting._accountants import pld_intervals
-from ..budget import WithExtraDelta
-from ..budget._records import events_delta
+from ..budget._records import events_delta, with_extra_delta
 
 __all__ = [
     "BaseDPTransformer",
@@ -69,20 +68,9 @@ def _gaussian_epsilon(noise_multiplier: float, delta: float) -> float:
 
 
 def make_rng(random_state) -> np.random.Generator:
-    """A numpy generator for the noise: seeded by ``random_state``, or from OS entropy (never
-    from numpy's global state, which a caller could have seeded)."""
-    if random_state is None:
-        return np.random.default_rng(np.random.SeedSequence())
-    if isinstance(random_state, numbers.Integral):
-        return np.random.default_rng(int(random_state))
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(0, 2**31 - 1, size=4).tolist())
-    if isinstance(random_state, np.random.Generator):
-        return np.random.default_rng(random_state.integers(0, 2**31 - 1, size=4).tolist())
-    raise ValueError(
-        f"random_state must be None, an int, a numpy RandomState or Generator, got "
-        f"{random_state!r}"
-    )
+    """A numpy generator for the noise, seeded as the estimators' streams are
+    (:func:`skdp._engine._device.seed_sequence`)."""
+    return np.random.default_rng(seed_sequence(random_state))
 
 
 @dataclass(frozen=True)
@@ -147,15 +135,12 @@ class BaseDPTransformer(AllocatedMixin, TransformerMixin, BaseEstimator):
             )
             spent_epsilon = self._own_epsilon(release, allocation.delta)
             delta = allocation.delta if release.is_private else 0.0
-            self._statement_head = (
-                f"{type(self).__name__}, a step of a private pipeline "
-                f"({allocation.path!r}): its share of the pipeline's budget"
-            )
         else:
             release, spent_epsilon, delta = self._standalone_release(
                 n_samples, n_features, weights, uses_selection
             )
-            self._statement_head = f"{type(self).__name__}, fitted on its own"
+        # The pipeline checks after its fit that each step used the share made for its path.
+        self._pipeline_path = allocation.path if allocation is not None else None
         rng = make_rng(self.random_state)
         lines = self._fit_release(X, release, rng)
         self.noise_multiplier_ = release.noise_multiplier
@@ -207,10 +192,7 @@ class BaseDPTransformer(AllocatedMixin, TransformerMixin, BaseEstimator):
         return dp_accounting.GaussianDpEvent(release.noise_multiplier)
 
     def _spend(self, release: Release):
-        event = self._event(release)
-        if release.extra_delta > 0.0:
-            return WithExtraDelta(event, release.extra_delta)
-        return event
+        return with_extra_delta(self._event(release), release.extra_delta)
 
     @staticmethod
     def _own_epsilon(release: Release, delta: float) -> float:
@@ -233,7 +215,11 @@ class BaseDPTransformer(AllocatedMixin, TransformerMixin, BaseEstimator):
         """
         check_is_fitted(self, "privacy_spent_")
         epsilon, delta = self.privacy_spent_
-        lines = [self._statement_head]
+        if self._pipeline_path is None:
+            lines = [f"{type(self).__name__}, fitted on its own"]
+        else:
+            lines = [f"{type(self).__name__}, a step of a private pipeline "
+                     f"({self._pipeline_path!r}): its share of the pipeline's budget"]
         if isinstance(self.dp_event_, dp_accounting.NoOpDpEvent):
             lines.append("  guarantee: nothing was learned from the data (public parameters only)")
         elif not math.isfinite(epsilon):

@@ -365,11 +365,15 @@ def test_estimator_guarantee_is_confirmed_by_a_fresh_accountant(Estimator, make_
     assert spent_delta == DELTA
     assert 0.98 * eps <= spent_eps <= eps
     assert est.noise_multiplier_ > 0
-    # The event describes the run that actually happened.
+    # The event describes the run that actually happened (after DPRidge's scale search, a
+    # Gaussian mechanism composed before the training: skdp/_public_scale.py).
     n = X.shape[0]
-    assert est.dp_event_ == PrivacyPlan.constant(est.n_steps_, est.batch_size_ / n).dp_event(
-        est.noise_multiplier_
-    )
+    plan = PrivacyPlan.constant(est.n_steps_, est.batch_size_ / n)
+    if getattr(est, "max_row_norm", None) == "auto":
+        from skdp._public_scale import scale_noise_multiplier
+
+        plan = plan.with_priors((scale_noise_multiplier(eps, DELTA, n, 1),))
+    assert est.dp_event_ == plan.dp_event(est.noise_multiplier_)
     assert est.n_steps_ == 3 * round(n / est.batch_size_)
     independent = fresh_epsilon(est.dp_event_, DELTA, accountant, pld_interval=1e-5)
     if accountant == "pld":
@@ -402,3 +406,19 @@ def test_non_private_fit_records_no_guarantee(Estimator, make_data):
     assert isinstance(est.dp_event_, dp_accounting.NonPrivateDpEvent)
     assert est.privacy_spent_ == (math.inf, 0.0)
     assert "NONE" in est.privacy_report()
+
+
+def test_rdp_reads_replace_one_gaussian_events_as_pld_does():
+    # dp_accounting 0.6.0's RDP accountant ignores the relation for Gaussian events (2.166 for
+    # GaussianDpEvent(2) at 1e-5 either way) while its PLD accountant doubles the sensitivity
+    # under replace-one (4.377); epsilon_of must never report the smaller reading.
+    from skdp.accounting import epsilon_of
+    from skdp.accounting._plan import NeighboringRelation
+
+    event = dp_accounting.GaussianDpEvent(2.0)
+    replace = NeighboringRelation.REPLACE_ONE
+    pld = epsilon_of(event, 1e-5, "pld", replace)
+    rdp = epsilon_of(event, 1e-5, "rdp", replace)
+    assert pld == pytest.approx(4.377, abs=2e-3)
+    assert pld <= rdp < 1.2 * pld
+    assert epsilon_of(event, 1e-5, "rdp") == pytest.approx(2.166, abs=2e-3)

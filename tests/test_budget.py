@@ -62,6 +62,7 @@ def forget_cached_states() -> None:
     """Make the next read recompose from the file, as a fresh process would."""
     with _ledger._CACHE_LOCK:
         _ledger._STATES.clear()
+        _ledger._PLD_STATES.clear()
         _ledger._COMPOSERS.clear()
 
 
@@ -528,7 +529,7 @@ def test_neighbouring_relation_is_fixed_and_never_converted(ledger_path, tmp_pat
     with pytest.raises(LedgerError, match="replace_one"):
         PrivacyBudget(1.0, DELTA, path=ledger_path, neighboring_relation="replace_one")
 
-    replace = PrivacyBudget(2.0, DELTA, path=tmp_path / "replace.skdp",
+    replace = PrivacyBudget(5.0, DELTA, path=tmp_path / "replace.skdp",
                             neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
     assert "neighboring_relation='replace_one'" in repr(replace)
     fixed_batches = dp_accounting.SelfComposedDpEvent(
@@ -540,9 +541,17 @@ def test_neighbouring_relation_is_fixed_and_never_converted(ledger_path, tmp_pat
     with pytest.raises(ValueError, match="does not convert"):
         replace.charge(fixed_batches, estimator="e")  # the default relation is add/remove
     replace.charge(fixed_batches, estimator="e", neighboring_relation="replace_one")
+    # The noise multiplier is relative to one record's contribution, so replacing a record
+    # doubles the sensitivity: dp_accounting's RDP bound is fed the halved multiplier.
+    halved = dp_accounting.SelfComposedDpEvent(
+        dp_accounting.SampledWithoutReplacementDpEvent(
+            1000, 50, dp_accounting.GaussianDpEvent(2.0)
+        ),
+        100,
+    )
     fresh = RdpAccountant(neighboring_relation=dp_accounting.NeighboringRelation.REPLACE_ONE)
     assert replace.spent()[0] == pytest.approx(
-        fresh.compose(fixed_batches).get_epsilon(DELTA), rel=1e-9
+        fresh.compose(halved).get_epsilon(DELTA), rel=1e-9
     )
     with pytest.raises(ValueError, match="neighboring_relation must be one of"):
         PrivacyBudget(1.0, DELTA, neighboring_relation="swap")

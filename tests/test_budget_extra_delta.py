@@ -46,6 +46,7 @@ def forget_cached_states() -> None:
     """Make the next read recompose from the file, as a fresh process would."""
     with _ledger._CACHE_LOCK:
         _ledger._STATES.clear()
+        _ledger._PLD_STATES.clear()
         _ledger._COMPOSERS.clear()
 
 

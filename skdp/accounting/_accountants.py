@@ -12,6 +12,7 @@ from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.rdp import rdp_privacy_accountant
 
 from ._plan import NeighboringRelation
+from ._relations import rdp_equivalent
 
 __all__ = [
     "ACCOUNTANTS",
@@ -67,6 +68,10 @@ def epsilon_of(
     """Epsilon at ``delta`` of ``event``, an upper bound from the named accountant."""
     if isinstance(event, dp_accounting.NonPrivateDpEvent):
         return math.inf
+    if accountant == "rdp":
+        # dp_accounting's RDP accountant ignores the relation for Gaussian events; read them as
+        # its PLD accountant does (skdp/accounting/_relations.py).
+        event = rdp_equivalent(event, neighboring_relation)
     with quiet_accounting_logs():
         acc = make_accountant(accountant, neighboring_relation, pld_interval=pld_interval)
         return float(acc.compose(event).get_epsilon(delta))

@@ -17,13 +17,24 @@ its extra delta to a running product: with ``P_a = 1 - prod(1 - p_k)`` over the 
 :class:`WithExtraDelta` for why. The products are kept as sums of ``log1p(-p)``, which keeps
 small extra deltas exact and makes an extended state equal a fresh composition.
 
-A :class:`ComposedState` holds the composition of the first rows of a ledger, so that one more
-spend costs one more composition, not a recomputation of the whole ledger.
+The composition is kept in two parts. A :class:`ComposedState` (summed RDP curve, extra deltas,
+whether PLD applies) is extended at every charge in microseconds; it decides a charge on its own
+whenever its RDP bound stays within the budget. A :class:`PldState` (the composed PLD) is
+extended only when needed: by reads, and by charges near the limit. Both name the rows they
+cover (:class:`RowMark`, with a hash chain over the rows), so that the ledger can store them in
+its file and a reader can check them against the rows.
+
+Under replace-one, events are read as ``dp_accounting``'s PLD accountant reads them (a noise
+multiplier relative to one record's contribution, so replacing a record doubles the
+sensitivity); the RDP accountant gets the equivalent event (see :mod:`._relations`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import importlib.metadata
+import json
 import math
 import os
 import threading
@@ -39,7 +50,9 @@ from dp_accounting.rdp import rdp_privacy_accountant
 
 from ..accounting._accountants import make_accountant, pld_intervals, quiet_accounting_logs
 from ..accounting._plan import NeighboringRelation
+from ..accounting._relations import rdp_equivalent
 from ._codec import encode_spend
+from ._pld import epsilon_for_delta, pld_from_payload, pld_to_payload
 from ._records import LedgerTotals, RdpCurve, Spend, WithExtraDelta, events_delta
 
 __all__ = [
@@ -47,6 +60,14 @@ __all__ = [
     "Contribution",
     "ComposedState",
     "Composer",
+    "PldState",
+    "RowMark",
+    "chain_digest",
+    "pld_input",
+    "pld_state_from_payload",
+    "pld_state_to_payload",
+    "state_from_payload",
+    "state_to_payload",
     "UnsupportedSpendError",
     "pld_interval_for",
     "curve_on_orders",
@@ -59,6 +80,7 @@ DEFAULT_ORDERS: tuple[float, ...] = tuple(
 )
 
 _MIN_INTERVAL_LOG2 = -20  # 2**-20 ~ 1e-6, the finest interval pld_intervals ever asks for
+_INTERVAL_FLOOR = 1e-3  # the interval is never finer than for a total of budget / 1000
 _RDP_MEMO_SIZE = 4096
 _PLD_MEMO_SIZE = 32  # a fine PLD can take about a megabyte
 
@@ -142,28 +164,61 @@ class Contribution:
     additive: bool = False
 
 
+def chain_digest(digest: str, row_id: int, timestamp: str, spend_text: str) -> str:
+    """The digest of the rows up to ``row_id``, from the digest of the rows before it.
+
+    A hash chain over every row's id, timestamp and spend: a composed state stored in the file
+    says which rows it covers with it, and is only used if the rows in the file hash to it.
+    """
+    text = f"{digest}\x1f{row_id}\x1f{timestamp}\x1f{spend_text}"
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class RowMark:
+    """Which rows of a ledger a composed state covers: the first ``count`` rows, up to the row
+    ``last_id`` (whose timestamp is ``last_timestamp``), hashing to ``digest``."""
+
+    last_id: int = 0
+    count: int = 0
+    last_timestamp: str = ""
+    digest: str = ""
+
+    def then(self, row_id: int, timestamp: str, spend_text: str) -> RowMark:
+        """The mark of these rows and one more."""
+        digest = chain_digest(self.digest, row_id, timestamp, spend_text)
+        return RowMark(row_id, self.count + 1, timestamp, digest)
+
+
 @dataclass(frozen=True, eq=False)
 class ComposedState:
-    """The composition of a ledger's rows up to ``last_id``.
+    """The RDP part of the composition of a ledger's rows, kept current at every charge.
 
-    ``last_id``, ``count`` and ``last_timestamp`` identify which rows it covers: the ledger is
-    append-only, so the state is valid for a file as long as that file still has ``count`` rows
-    up to ``last_id`` and the same row ``last_id``. ``pld`` is the composed privacy-loss
-    distribution (immutable: composing returns a new one), ``None`` when PLD does not apply or
-    some spend is not private at all. ``log_no_atom`` and ``log_no_additive`` are the sums of
-    ``log1p(-p)`` over the extra deltas of the atoms and of the additive terms:
-    ``P_a = -expm1(log_no_atom)`` and ``H = -expm1(log_no_additive)``.
+    ``rdp`` is the sum of the spends' RDP curves (``None`` when some spend has no RDP bound),
+    ``pld_applies`` whether the PLD accountant supports every spend, ``log_no_atom`` and
+    ``log_no_additive`` the sums of ``log1p(-p)`` over the extra deltas of the atoms and of the
+    additive terms: ``P_a = -expm1(log_no_atom)`` and ``H = -expm1(log_no_additive)``. All of it
+    costs microseconds to extend; the PLD part (:class:`PldState`) is composed only when needed.
     """
 
-    last_id: int
-    count: int
-    last_timestamp: str
-    contributions: tuple[Contribution, ...]
+    mark: RowMark
     rdp: np.ndarray | None
-    pld: privacy_loss_distribution.PrivacyLossDistribution | None
-    totals: LedgerTotals
+    pld_applies: bool
     log_no_atom: float = 0.0
     log_no_additive: float = 0.0
+
+
+@dataclass(frozen=True, eq=False)
+class PldState:
+    """The composed privacy-loss distribution of the rows in ``mark``, at ``interval``.
+
+    ``pld`` is immutable (composing returns a new one); ``None`` when some spend is not private
+    (no PLD bounds it: the PLD epsilon is infinite).
+    """
+
+    mark: RowMark
+    interval: float
+    pld: privacy_loss_distribution.PrivacyLossDistribution | None
 
 
 class Composer:
@@ -209,6 +264,7 @@ class Composer:
         self._pld_memo: OrderedDict[tuple[str, float], _EventPld] = OrderedDict()
         self._alone_memo: OrderedDict[tuple[str, float, bool], LedgerTotals] = OrderedDict()
         _ALL_COMPOSERS.add(self)
+        self.cache_format = _cache_format(self)
 
     # --- single spends ----------------------------------------------------------------------
 
@@ -245,14 +301,35 @@ class Composer:
             )
         return Contribution(spend, key, rdp, pld_supported)
 
-    def alone(self, contribution: Contribution) -> LedgerTotals:
-        """The guarantee of one spend composed alone."""
+    def knows_alone(self, contribution: Contribution) -> bool:
+        """Whether :meth:`alone` has this spend's guarantee at hand (memoised)."""
+        key = (contribution.key, contribution.extra_delta, contribution.additive)
+        return self._memo_get(self._alone_memo, key)[0]
+
+    def alone(self, contribution: Contribution, recorded: float | None = None) -> LedgerTotals:
+        """The guarantee of one spend composed alone (``min(PLD, RDP)``), memoised.
+
+        ``recorded``: the epsilon the ledger already recorded for this very spend (a plan
+        charged before, maybe by another process); it is taken as is instead of building the
+        spend's PLD again, so that a plan keeps one epsilon in the history.
+        """
         key = (contribution.key, contribution.extra_delta, contribution.additive)
         found, totals = self._memo_get(self._alone_memo, key)
-        if not found:
-            totals = self.extend(
-                self.empty(), [contribution], last_id=0, count=1, last_timestamp=""
-            ).totals
+        if not found and recorded is not None:
+            extra = contribution.extra_delta
+            atom, additive = (0.0, extra) if contribution.additive else (extra, 0.0)
+            left = events_delta(self.delta, atom, additive)
+            totals = LedgerTotals(recorded, self.delta, 1, extra_delta=extra, events_delta=left)
+            self._memo_put(self._alone_memo, key, totals, _RDP_MEMO_SIZE)
+        elif not found:
+            mark = RowMark(0, 1)
+            state = self.extend(self.empty(), [contribution], mark)
+            interval = self.pld_interval(state)
+            pld = None
+            if interval is not None:
+                spends = [(contribution.spend, contribution.key)]
+                pld = self.extend_pld(None, spends, interval, mark)
+            totals = self.totals(state, pld)
             self._memo_put(self._alone_memo, key, totals, _RDP_MEMO_SIZE)
         return totals
 
@@ -286,7 +363,9 @@ class Composer:
         return rdp
 
     def _leaf_rdp_curve(self, event: dp_accounting.DpEvent) -> np.ndarray:
-        accountant = self._new_rdp_accountant().compose(event)
+        # Under replace-one, the RDP accountant must read the event as the PLD one does.
+        equivalent = rdp_equivalent(event, self.neighboring_relation)
+        accountant = self._new_rdp_accountant().compose(equivalent)
         # dp_accounting has no public accessor for the per-order RDP; `_rdp` has held it since
         # the first release. The tests compare the ledger with fresh accountants, so a change
         # there is caught.
@@ -298,13 +377,13 @@ class Composer:
             )
         return np.array(rdp, dtype=np.float64)
 
-    def _event_pld(self, contribution: Contribution, interval: float) -> _EventPld:
-        key = (contribution.key, interval)
+    def _event_pld(self, spend: Spend, spend_key: str, interval: float) -> _EventPld:
+        key = (spend_key, interval)
         found, result = self._memo_get(self._pld_memo, key)
         if found:
             return result
         accountant = make_accountant("pld", self.neighboring_relation, pld_interval=interval)
-        accountant.compose(contribution.spend)
+        accountant.compose(spend)
         if not math.isfinite(accountant.get_epsilon(self.delta)):
             result = None  # not private (e.g. zero noise): no PLD can bound it
         else:
@@ -335,24 +414,12 @@ class Composer:
 
     def empty(self) -> ComposedState:
         """The state of a ledger with no rows."""
-        totals = LedgerTotals(0.0, self.delta, 0, 0.0, 0.0, None, 0.0, self.delta)
-        return ComposedState(0, 0, "", (), np.zeros_like(self.orders), None, totals)
+        return ComposedState(RowMark(), np.zeros_like(self.orders), True)
 
     def extend(
-        self,
-        state: ComposedState,
-        new: Sequence[Contribution],
-        *,
-        last_id: int,
-        count: int,
-        last_timestamp: str,
+        self, state: ComposedState, new: Sequence[Contribution], mark: RowMark
     ) -> ComposedState:
-        """``state`` composed with the ``new`` contributions (in order)."""
-        contributions = state.contributions + tuple(new)
-        if not contributions:
-            return ComposedState(
-                last_id, count, last_timestamp, (), state.rdp, None, self.empty().totals
-            )
+        """``state`` composed with the ``new`` contributions (in order), covering ``mark``."""
         if state.rdp is None or any(c.rdp is None for c in new):
             rdp = None
         else:
@@ -366,50 +433,85 @@ class Composer:
                 log_no_additive += math.log1p(-c.extra_delta)
             elif c.extra_delta > 0.0:
                 log_no_atom += math.log1p(-c.extra_delta)
-        atom = -math.expm1(log_no_atom) if log_no_atom < 0.0 else 0.0
-        additive = -math.expm1(log_no_additive) if log_no_additive < 0.0 else 0.0
-        delta = events_delta(self.delta, atom, additive)
-        rdp_epsilon = self._rdp_epsilon(rdp, delta)
-        pld_applies = all(c.pld_supported for c in contributions)
+        pld_applies = state.pld_applies and all(c.pld_supported for c in new)
         if rdp is None and not pld_applies:
             raise UnsupportedSpendError(
                 "no accountant supports these spends together: some have no RDP bound and some "
                 "are not supported by the PLD accountant (RDP curves, or events such as "
                 "RepeatAndSelectDpEvent), so the ledger cannot compose them"
             )
+        return ComposedState(mark, rdp, pld_applies, log_no_atom, log_no_additive)
 
-        pld, pld_epsilon, interval = None, math.inf, None
-        if pld_applies:
-            # RDP is a cheap upper bound on the total; without it, fall back on the budget.
-            interval = pld_interval_for(min(self.epsilon_cap, rdp_epsilon))
-            if state.totals.pld_interval == interval and state.pld is not None:
-                pld, todo = state.pld, new  # compose only the new spends
-            elif state.totals.pld_interval == interval and state.contributions:
-                todo = ()  # some earlier spend is not private: the total stays infinite
-            else:
-                pld, todo = privacy_loss_distribution.identity(interval), contributions
-            with quiet_accounting_logs():
-                for c in todo:
-                    event_pld = self._event_pld(c, interval)
-                    if event_pld is None:
-                        pld = None
-                        break
-                    pld = pld.compose(event_pld)
-                if pld is not None and delta > 0.0:
-                    pld_epsilon = float(pld.get_epsilon_for_delta(delta))
-        totals = LedgerTotals(
-            min(pld_epsilon, rdp_epsilon),
-            self.delta,
-            len(contributions),
-            pld_epsilon,
-            rdp_epsilon,
-            interval,
-            additive + atom,
-            delta,
-        )
-        return ComposedState(
-            last_id, count, last_timestamp, contributions, rdp, pld, totals,
-            log_no_atom, log_no_additive,
+    def extra_deltas(self, state: ComposedState) -> tuple[float, float]:
+        """``(H + P_a, delta')``: the extra deltas' part of delta and the delta left."""
+        atom = -math.expm1(state.log_no_atom) if state.log_no_atom < 0.0 else 0.0
+        additive = -math.expm1(state.log_no_additive) if state.log_no_additive < 0.0 else 0.0
+        return additive + atom, events_delta(self.delta, atom, additive)
+
+    def rdp_epsilon(self, state: ComposedState) -> float:
+        """The RDP bound of ``state`` at the delta its extra deltas leave."""
+        if state.mark.count == 0:
+            return 0.0
+        return self._rdp_epsilon(state.rdp, self.extra_deltas(state)[1])
+
+    def pld_interval(self, state: ComposedState) -> float | None:
+        """The PLD discretisation for ``state`` (``None``: PLD does not apply).
+
+        RDP is a cheap upper bound on the total; without it, fall back on the budget.
+        """
+        if state.mark.count == 0 or not state.pld_applies:
+            return None
+        reference = min(self.epsilon_cap, self.rdp_epsilon(state))
+        # Below a thousandth of the budget the interval stops getting finer: a PLD's size grows
+        # as 1 / interval, and at a large delta a total can be 0 (one DP-SGD run's PLD at
+        # 2**-20 took 200 s). Budgets up to about 10 never reach this floor (2**-20 first).
+        return pld_interval_for(max(reference, self.epsilon_cap * _INTERVAL_FLOOR))
+
+    def extend_pld(
+        self,
+        pld_state: PldState | None,
+        spends: Sequence[tuple[Spend, str]],
+        interval: float,
+        mark: RowMark,
+    ) -> PldState:
+        """``pld_state`` (``None``: no rows) composed with ``spends`` at ``interval``.
+
+        ``spends`` are ``(spend, key)`` pairs of the inner spends (without extra delta), in
+        ledger order. Each spend's own PLD is memoised per process.
+        """
+        if pld_state is None:
+            pld = privacy_loss_distribution.identity(interval)
+        elif pld_state.interval != interval:
+            raise ValueError("a PLD state can only be extended at its own interval")
+        else:
+            pld = pld_state.pld
+        with quiet_accounting_logs():
+            for spend, key in spends:
+                if pld is None:
+                    break  # some earlier spend is not private: the total stays infinite
+                event_pld = self._event_pld(spend, key, interval)
+                pld = None if event_pld is None else pld.compose(event_pld)
+        return PldState(mark, interval, pld)
+
+    def totals(self, state: ComposedState, pld_state: PldState | None) -> LedgerTotals:
+        """The totals of ``state``, with the PLD bound of ``pld_state`` (which must cover the
+        same rows at :meth:`pld_interval`; ``None`` when PLD does not apply)."""
+        if state.mark.count == 0:
+            return LedgerTotals(0.0, self.delta, 0, 0.0, 0.0, None, 0.0, self.delta)
+        extra, delta = self.extra_deltas(state)
+        rdp_epsilon = self._rdp_epsilon(state.rdp, delta)
+        pld_epsilon, interval = math.inf, None
+        if state.pld_applies:
+            interval = self.pld_interval(state)
+            if pld_state is None or pld_state.interval != interval or (
+                pld_state.mark != state.mark
+            ):
+                raise ValueError("the PLD state does not cover the composed rows")
+            if pld_state.pld is not None and delta > 0.0:
+                pld_epsilon = epsilon_for_delta(pld_state.pld, delta)
+        return LedgerTotals(
+            min(pld_epsilon, rdp_epsilon), self.delta, state.mark.count, pld_epsilon,
+            rdp_epsilon, interval, extra, delta,
         )
 
     def _rdp_epsilon(self, rdp: np.ndarray | None, delta: float) -> float:
@@ -417,3 +519,88 @@ class Composer:
             return math.inf
         epsilon, _ = rdp_privacy_accountant.compute_epsilon(self.orders, rdp, delta)
         return float(epsilon)
+
+
+# --- storable states ----------------------------------------------------------------------------
+
+# Bump when what a stored state means changes (e.g. how an event is read under a relation), so
+# that states written before are recomposed rather than trusted.
+_CACHE_VERSION = 1
+
+
+def _cache_format(composer: Composer) -> str:
+    try:
+        accounting_version = importlib.metadata.version("dp-accounting")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - vendored copies
+        accounting_version = "unknown"
+    orders = hashlib.sha256(composer.orders.astype("<f8").tobytes()).hexdigest()[:16]
+    return (
+        f"skdp.budget composed v{_CACHE_VERSION}; dp_accounting {accounting_version}; "
+        f"{composer.neighboring_relation.value}; delta={composer.delta!r}; "
+        f"epsilon={composer.epsilon_cap!r}; orders={orders}"
+    )
+
+
+def pld_input(spend: Spend, spend_text: str) -> tuple[Spend, str]:
+    """What the PLD composes of a stored spend: ``(inner spend, its key)``."""
+    if isinstance(spend, WithExtraDelta):
+        return spend.spend, encode_spend(spend.spend)
+    return spend, spend_text
+
+
+def state_to_payload(state: ComposedState) -> tuple[str, bytes]:
+    """A JSON header and the RDP curve's bytes, for the ledger's cache."""
+    header = {
+        "has_rdp": state.rdp is not None,
+        "log_no_additive": state.log_no_additive,
+        "log_no_atom": state.log_no_atom,
+        "pld_applies": state.pld_applies,
+    }
+    data = b"" if state.rdp is None else np.ascontiguousarray(state.rdp, "<f8").tobytes()
+    return json.dumps(header, sort_keys=True, allow_nan=False), data
+
+
+def state_from_payload(
+    mark: RowMark, header: str, data: bytes, n_orders: int
+) -> ComposedState | None:
+    """Inverse of :func:`state_to_payload` (``None`` if it is not a valid encoding)."""
+    try:
+        values = json.loads(header)
+        has_rdp, pld_applies = values["has_rdp"], values["pld_applies"]
+        logs = float(values["log_no_atom"]), float(values["log_no_additive"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not (isinstance(has_rdp, bool) and isinstance(pld_applies, bool)):
+        return None
+    if not all(math.isfinite(v) and v <= 0.0 for v in logs):
+        return None
+    rdp = None
+    if has_rdp:
+        if len(data) != 8 * n_orders:
+            return None
+        rdp = np.frombuffer(data, dtype="<f8").astype(np.float64)
+        if np.any(np.isnan(rdp)) or np.any(rdp < 0.0):
+            return None
+    elif data or not pld_applies:
+        return None
+    return ComposedState(mark, rdp, pld_applies, *logs)
+
+
+def pld_state_to_payload(state: PldState) -> tuple[str, bytes]:
+    """A JSON header and the PLD's arrays, for the ledger's cache."""
+    pld_header, data = ("", b"") if state.pld is None else pld_to_payload(state.pld)
+    header = {"interval": state.interval, "pld": pld_header, "private": state.pld is not None}
+    return json.dumps(header, sort_keys=True, allow_nan=False), data
+
+
+def pld_state_from_payload(mark: RowMark, header: str, data: bytes) -> PldState | None:
+    """Inverse of :func:`pld_state_to_payload` (``None`` if it is not a valid encoding)."""
+    try:
+        values = json.loads(header)
+        interval, private = float(values["interval"]), values["private"]
+        pld = pld_from_payload(values["pld"], data) if private is True else None
+    except (KeyError, TypeError, ValueError):  # PayloadError is a ValueError
+        return None
+    if private is not True and (private is not False or data):
+        return None
+    return PldState(mark, interval, pld)

@@ -25,19 +25,29 @@ from ._composition import (
     ComposedState,
     Composer,
     Contribution,
+    PldState,
+    RowMark,
     UnsupportedSpendError,
+    pld_input,
+    pld_state_from_payload,
+    pld_state_to_payload,
+    state_from_payload,
+    state_to_payload,
 )
 from ._errors import BudgetExceededError, LedgerError
 from ._records import LedgerTotals, Spend, SpendRecord
 from ._store import (
+    CachedPart,
     LedgerMeta,
     connect,
     create_ledger,
     initialise,
     open_ledger,
+    read_cached,
     sqlite_errors,
     transaction,
     utc_now,
+    write_cached,
 )
 
 __all__ = ["PrivacyBudget"]
@@ -51,7 +61,15 @@ _TEST_HOOK_BEFORE_COMMIT: Callable[[], None] | None = None
 # checked against the file before each use, so other processes' spends are never missed.
 _CACHE_LOCK = threading.Lock()
 _STATES: dict[tuple[str, str], ComposedState] = {}
+_PLD_STATES: dict[tuple[str, str], PldState] = {}
 _COMPOSERS: dict[tuple[str, str], Composer] = {}
+
+# A charge composes outside the write lock and commits only if no spend landed meanwhile; after
+# this many tries it composes inside the lock, which always succeeds (never starves).
+_OPTIMISTIC_TRIES = 4
+# Storing a composed PLD from a read (totals(), spent()) is an optional courtesy to the next
+# process: wait at most this long for the write lock, then skip it.
+_CACHE_WRITE_TIMEOUT = 0.5
 
 
 def _fresh_lock_after_fork() -> None:
@@ -132,19 +150,30 @@ class PrivacyBudget:
 
     Notes
     -----
-    Concurrency: a charge is one SQLite ``BEGIN IMMEDIATE`` transaction (read all spends, compose,
-    decide, insert, commit), so concurrent charges from threads or processes are serialised and
-    none is lost or double-counted. A process killed during a charge leaves the ledger as it was
-    before that charge, or with it fully recorded.
+    Concurrency: a charge composes the recorded spends with the new one outside any lock, then,
+    in one SQLite ``BEGIN IMMEDIATE`` transaction, checks that the ledger still holds exactly
+    the rows it composed and records the spend; if another spend landed meanwhile it composes
+    that one too and tries again (after a few tries it decides inside the transaction). The
+    check and the insert are atomic, so two charges that together exceed the budget never both
+    pass, and none is lost or double-counted. The write lock is held for an insert, not for a
+    composition. A process killed during a charge leaves the ledger as it was before that
+    charge, or with it fully recorded.
 
     The ledger's directory must be writable: SQLite keeps a journal next to the file during a
     charge. Locking relies on the file system's locks, so keep ledgers on a local disk rather
     than a network share.
 
-    Speed: the first read of a ledger in a process composes every recorded spend, which takes
-    about as long as fresh ``dp_accounting`` accountants on the same events (seconds for a
-    hundred long DP-SGD runs). The composed state is then kept in memory, checked against the
-    file before each use, and extended with new spends only.
+    Speed: a charge decides with RDP first (per-order RDP adds up, so one more spend costs
+    microseconds): when the RDP bound of the total stays within the budget, so does the
+    tighter ``min(PLD, RDP)``, and the spend fits. Only near the limit (or when RDP cannot
+    bound some spend) is the PLD composed to decide. The spend's own RDP curve and PLD, which
+    ``dp_accounting`` computes in tens to hundreds of milliseconds for a long DP-SGD run, are
+    computed once per process per distinct spend; a spend already in the ledger reuses its
+    recorded epsilon. Reads (:meth:`totals`, :meth:`spent`) compose the PLD too, as tight as a
+    fresh ``dp_accounting`` PLD accountant. The composed states (the summed RDP curve at each
+    charge, the composed PLD when a read or a charge near the limit made it) are stored in the
+    file with a hash of the rows they cover, so a process that opens the ledger extends them
+    rather than recomposing every spend; they are used only if the rows still hash to them.
 
     ``with budget:`` makes ``budget`` the current budget (:func:`skdp.budget.current_budget`) in
     this thread or task; it does not reach joblib worker processes, where only an explicit
@@ -257,11 +286,12 @@ class PrivacyBudget:
     ) -> SpendRecord:
         """Record ``spend`` if the budget allows it, atomically; otherwise record nothing.
 
-        Call it once the noise is calibrated and before the data is read. In one transaction,
-        the ledger composes every recorded spend with this one; if the composed epsilon at the
-        budget's delta exceeds the budget's epsilon it raises :class:`BudgetExceededError`,
-        otherwise it records the spend. A recorded spend is never rolled back, even if the fit
-        fails afterwards: the mechanism may already have run.
+        Call it once the noise is calibrated and before the data is read. The ledger composes
+        every recorded spend with this one; if the composed epsilon at the budget's delta
+        exceeds the budget's epsilon it raises :class:`BudgetExceededError`, otherwise it
+        records the spend, atomically with a check that nothing else was recorded since it
+        composed (see Notes of :class:`PrivacyBudget`). A recorded spend is never rolled
+        back, even if the fit fails afterwards: the mechanism may already have run.
 
         Parameters
         ----------
@@ -298,32 +328,99 @@ class PrivacyBudget:
         contribution, spend_text = self._prepare(spend, neighboring_relation)
         params_text = encode_params(params)
         # The spend's own guarantee is computed before taking the write lock, to hold it briefly.
-        own = self._composer.alone(contribution)
+        recorded = None
+        if not self._composer.knows_alone(contribution):
+            recorded = self._recorded_epsilon(spend_text)
+        own = self._composer.alone(contribution, recorded)
         if own.events_delta <= 0.0:  # its extra delta alone reaches the budget's delta
             raise self._refusal(self.totals(), own, own, estimator)
+        row = _NewRow(spend, spend_text, estimator, params_text, mechanism, own)
+        for attempt in range(_OPTIMISTIC_TRIES + 1):
+            record = self._try_charge(contribution, row, locked=attempt == _OPTIMISTIC_TRIES)
+            if record is not None:
+                return record
+        raise AssertionError("unreachable: the locked attempt always decides")  # pragma: no cover
+
+    def _try_charge(
+        self, contribution: Contribution, row: _NewRow, *, locked: bool
+    ) -> SpendRecord | None:
+        """One attempt at a charge: ``None`` if another spend landed while composing.
+
+        Optimistic (``locked=False``): compose and decide outside any lock, then, in the write
+        transaction, insert only if the ledger still holds exactly the rows composed. The check
+        and the insert are atomic, so two charges can never both pass on the same rows.
+        Locked: read, compose and decide inside the write transaction (as a fallback).
+        """
         with self._connection() as conn:
+            if not locked:
+                state = self._current_state(conn)
+                pld_after = self._decide(state, contribution, row.own, row.estimator)
             with transaction(conn, immediate=True):
-                state = self._state(conn)
+                if locked:
+                    state = self._compose(self._read(conn))
+                    pld_after = self._decide(state, contribution, row.own, row.estimator)
+                elif self._mark_now(conn) != _triple(state.mark):
+                    return None  # a spend landed meanwhile: compose it and try again
                 timestamp = utc_now()
-                after = self._composer.extend(
-                    state, [contribution], last_id=0, count=state.count + 1,
-                    last_timestamp=timestamp,
-                )
-                if after.totals.epsilon > self.epsilon:
-                    raise self._refusal(state.totals, own, after.totals, estimator)
                 row_id = conn.execute(
                     "INSERT INTO spends (timestamp, estimator, params, spend, epsilon, delta,"
                     " mechanism) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (timestamp, estimator, params_text, spend_text, own.epsilon, self.delta,
-                     mechanism),
+                    (timestamp, row.estimator, row.params_text, row.spend_text,
+                     row.own.epsilon, self.delta, row.mechanism),
                 ).lastrowid
+                mark = state.mark.then(row_id, timestamp, row.spend_text)
+                after = self._composer.extend(state, [contribution], mark)
+                self._write_state(conn, after)
+                if pld_after is not None:
+                    pld_after = dataclasses.replace(pld_after, mark=mark)
+                    self._write_pld_state(conn, pld_after)
                 if _TEST_HOOK_BEFORE_COMMIT is not None:
                     _TEST_HOOK_BEFORE_COMMIT()
-        self._remember(dataclasses.replace(after, last_id=row_id))
+        self._remember(after, pld_after)
         return SpendRecord(
-            row_id, timestamp, estimator, json.loads(params_text), spend, own.epsilon,
-            self.delta, mechanism,
+            row_id, timestamp, row.estimator, json.loads(row.params_text), row.spend,
+            row.own.epsilon, self.delta, row.mechanism,
         )
+
+    def _recorded_epsilon(self, spend_text: str) -> float | None:
+        """The epsilon recorded with an earlier charge of this very spend, if any."""
+        with self._connection() as conn:
+            row = conn.execute(
+                "SELECT epsilon FROM spends WHERE spend = ? AND delta = ? ORDER BY id LIMIT 1",
+                (spend_text, self.delta),
+            ).fetchone()
+        if row is None or not isinstance(row[0], float) or not row[0] >= 0.0:
+            return None
+        return row[0]
+
+    def _decide(
+        self,
+        state: ComposedState,
+        contribution: Contribution,
+        own: LedgerTotals,
+        estimator: str | None,
+    ) -> PldState | None:
+        """Refuse ``contribution`` on top of ``state`` if it exceeds the budget.
+
+        RDP first: if the RDP bound of the total stays within the budget, so does
+        ``min(PLD, RDP)``, and the spend fits (milliseconds). Only otherwise, near the limit,
+        the PLD is composed (outside the write lock when optimistic) and decides. Returns the
+        composed PLD with the spend when it was needed (the caller stores it), else ``None``.
+        """
+        after = self._composer.extend(state, [contribution], _pending(state))
+        if self._composer.rdp_epsilon(after) <= self.epsilon:
+            return None
+        interval = self._composer.pld_interval(after)
+        pld_after = None
+        if interval is not None:
+            pld_before = self._pld_state(state, interval)
+            spends = [(contribution.spend, contribution.key)]
+            pld_after = self._composer.extend_pld(pld_before, spends, interval, after.mark)
+        totals = self._composer.totals(after, pld_after)
+        if totals.epsilon > self.epsilon:
+            before = self._composer.totals(state, self._pld_state(state))
+            raise self._refusal(before, own, totals, estimator)
+        return pld_after
 
     def check(
         self,
@@ -337,16 +434,21 @@ class PrivacyBudget:
         process may spend in between: only :meth:`charge` decides atomically.
         """
         contribution, _ = self._prepare(spend, neighboring_relation)
-        with self._connection() as conn, transaction(conn, immediate=False):
-            snapshot = self._read(conn)
-        state = self._compose(snapshot)
-        after = self._composer.extend(
-            state, [contribution], last_id=0, count=state.count + 1, last_timestamp=""
-        )
-        if after.totals.epsilon > self.epsilon:
+        with self._connection() as conn:
+            state = self._current_state(conn)
+        after = self._composer.extend(state, [contribution], _pending(state))
+        interval = self._composer.pld_interval(after)
+        pld_after = None
+        if interval is not None:
+            spends = [(contribution.spend, contribution.key)]
+            pld_before = self._pld_state(state, interval)
+            pld_after = self._composer.extend_pld(pld_before, spends, interval, after.mark)
+        totals = self._composer.totals(after, pld_after)
+        if totals.epsilon > self.epsilon:
             own = self._composer.alone(contribution)
-            raise self._refusal(state.totals, own, after.totals, None)
-        return after.totals
+            before = self._composer.totals(state, self._pld_state(state))
+            raise self._refusal(before, own, totals, None)
+        return totals
 
     def would_exceed(
         self,
@@ -354,9 +456,18 @@ class PrivacyBudget:
         *,
         neighboring_relation: NeighboringRelation | str = NeighboringRelation.ADD_OR_REMOVE_ONE,
     ) -> bool:
-        """Whether :meth:`charge` would refuse ``spend`` now (read-only)."""
+        """Whether :meth:`charge` would refuse ``spend`` now (read-only).
+
+        Decides as :meth:`charge` does (RDP first, PLD near the limit), so it is as fast.
+        """
+        contribution, _ = self._prepare(spend, neighboring_relation)
+        with self._connection() as conn:
+            state = self._current_state(conn)
+        own = self._composer.alone(contribution)
+        if own.events_delta <= 0.0:
+            return True
         try:
-            self.check(spend, neighboring_relation=neighboring_relation)
+            self._decide(state, contribution, own, None)
         except BudgetExceededError:
             return True
         return False
@@ -365,9 +476,9 @@ class PrivacyBudget:
 
     def totals(self) -> LedgerTotals:
         """The composed guarantee of everything recorded, with how it was computed."""
-        with self._connection() as conn, transaction(conn, immediate=False):
-            snapshot = self._read(conn)
-        return self._compose(snapshot).totals
+        with self._connection() as conn:
+            state = self._current_state(conn)
+        return self._composer.totals(state, self._pld_state(state, store=True))
 
     def spent(self) -> tuple[float, float]:
         """``(epsilon, delta)``: everything recorded, composed tightly, at the budget's delta.
@@ -439,6 +550,11 @@ class PrivacyBudget:
             f"path={self.path!r}{relation})"
         )
 
+    def _repr_html_(self) -> str:  # Jupyter: a bar of spent vs total, and the spends
+        from .._repr_html import budget_html
+
+        return budget_html(self)
+
     def __enter__(self) -> PrivacyBudget:
         _context.enter(self)
         return self
@@ -481,70 +597,202 @@ class PrivacyBudget:
             raise TypeError(str(exc)) from None
         return self._composer.prepare(spend, spend_text), spend_text
 
-    def _state(self, conn: sqlite3.Connection) -> ComposedState:
-        """The composition of every row, inside the caller's transaction."""
-        return self._compose(self._read(conn))
+    def _current_state(self, conn: sqlite3.Connection) -> ComposedState:
+        """The RDP part of the composition of every row (reads in a snapshot, composes after)."""
+        with transaction(conn, immediate=False):
+            snapshot = self._read(conn)
+        return self._compose(snapshot)
 
-    def _read(self, conn: sqlite3.Connection) -> _Snapshot:
-        """The rows not covered by this process's cached state (quick: only reads the file)."""
+    @staticmethod
+    def _mark_now(conn: sqlite3.Connection) -> tuple[int, int, str]:
         count, last_id = conn.execute(
             "SELECT COUNT(*), COALESCE(MAX(id), 0) FROM spends"
         ).fetchone()
-        last_timestamp = self._timestamp(conn, last_id)
+        return count, last_id, PrivacyBudget._timestamp(conn, last_id)
+
+    def _read(self, conn: sqlite3.Connection) -> _Snapshot:
+        """What composing the file needs, inside the caller's transaction (quick: only reads).
+
+        The base is this process's state if the rows it covers are unchanged, else nothing;
+        the rows after it are read, with the state stored in the file if it covers more (the
+        rows are hashed against it when composing).
+        """
+        now = self._mark_now(conn)
         with _CACHE_LOCK:
             cached = _STATES.get(self._key)
-        if cached is not None and (cached.last_id, cached.count, cached.last_timestamp) == (
-            last_id, count, last_timestamp,
-        ):
-            return _Snapshot(cached, [], last_id, count, last_timestamp)
+        if cached is not None and _triple(cached.mark) == now:
+            return _Snapshot(cached, [], now, None)
         base = self._composer.empty()
         if (
             cached is not None
-            and 0 < cached.last_id <= last_id
-            and self._timestamp(conn, cached.last_id) == cached.last_timestamp
+            and 0 < cached.mark.last_id <= now[1]
+            and self._timestamp(conn, cached.mark.last_id) == cached.mark.last_timestamp
             and conn.execute(
-                "SELECT COUNT(*) FROM spends WHERE id <= ?", (cached.last_id,)
-            ).fetchone()[0] == cached.count
+                "SELECT COUNT(*) FROM spends WHERE id <= ?", (cached.mark.last_id,)
+            ).fetchone()[0] == cached.mark.count
         ):
             base = cached  # the rows it covers are unchanged: compose only the newer ones
+        stored = read_cached(conn, "rdp", self._composer.cache_format)
+        if stored is not None and not base.mark.last_id < stored.last_id <= now[1]:
+            stored = None
         rows = conn.execute(
-            "SELECT id, spend FROM spends WHERE id > ? ORDER BY id", (base.last_id,)
+            "SELECT id, timestamp, spend FROM spends WHERE id > ? ORDER BY id",
+            (base.mark.last_id,),
         ).fetchall()
-        return _Snapshot(base, rows, last_id, count, last_timestamp)
+        return _Snapshot(base, rows, now, stored)
 
     def _compose(self, snapshot: _Snapshot) -> ComposedState:
-        """Compose a snapshot's new rows onto its base state.
+        """Compose a snapshot's new rows onto its base state (outside any transaction).
 
-        This can take a while; readers call it after their transaction, so that they never hold
-        the file's shared lock (which delays writers' commits) while composing.
+        Only the RDP part: milliseconds per new spend, and nothing for the rows a valid stored
+        state covers.
         """
-        if not snapshot.rows and snapshot.base.last_id == snapshot.last_id:
-            return snapshot.base
+        state, stored = snapshot.base, snapshot.stored
+        if not snapshot.rows and _triple(state.mark) == snapshot.now:
+            return state
+        mark, pending = state.mark, []
+        for row_id, timestamp, spend_text in snapshot.rows:
+            mark = mark.then(row_id, str(timestamp), spend_text)
+            pending.append((row_id, spend_text))
+            if stored is not None and row_id == stored.last_id:
+                adopted = None
+                if (mark.digest, mark.count) == (stored.digest, stored.count):
+                    adopted = state_from_payload(
+                        mark, stored.header, stored.data, len(self._composer.orders)
+                    )
+                if adopted is not None:  # the rows hash to it: take it as composed
+                    state, pending = adopted, []
+                stored = None
         contributions = []
-        for row_id, spend_text in snapshot.rows:
+        for row_id, spend_text in pending:
             spend = self._decode(row_id, spend_text)
             try:
                 contributions.append(self._composer.prepare(spend, spend_text))
             except (UnsupportedSpendError, TypeError) as exc:
                 raise self._damaged(row_id, str(exc)) from None
+        if _triple(mark) != snapshot.now:
+            raise self._damaged(mark.last_id, "its rows are not numbered as they were written")
         try:
-            state = self._composer.extend(
-                snapshot.base, contributions, last_id=snapshot.last_id, count=snapshot.count,
-                last_timestamp=snapshot.last_timestamp,
-            )
+            state = self._composer.extend(state, contributions, mark)
         except UnsupportedSpendError as exc:  # charge() never records such a mix
-            raise self._damaged(snapshot.last_id, str(exc)) from None
+            raise self._damaged(mark.last_id, str(exc)) from None
         self._remember(state)
         return state
+
+    def _pld_state(
+        self, state: ComposedState, interval: float | None = None, *, store: bool = False
+    ) -> PldState | None:
+        """The PLD of the rows ``state`` covers, at ``interval`` (default: the one
+        :meth:`Composer.totals` needs); ``None`` when PLD does not apply.
+
+        Extends this process's PLD, or the one stored in the file, whichever covers more of
+        those rows at that interval (after hashing the rows against it); composes from scratch
+        otherwise. ``store=True`` stores the result in the file for other processes.
+        """
+        if interval is None:
+            interval = self._composer.pld_interval(state)
+            if interval is None:
+                return None
+        if state.mark.count == 0:
+            return None  # extend_pld starts from the identity
+        with _CACHE_LOCK:
+            known = _PLD_STATES.get(self._key)
+        if known is not None and known.interval == interval and known.mark == state.mark:
+            return known
+        with self._connection() as conn, transaction(conn, immediate=False):
+            stored = read_cached(conn, "pld", self._composer.cache_format, with_data=False)
+            ours = known.mark.last_id if known is not None and known.interval == interval else 0
+            if stored is not None and not ours < stored.last_id <= state.mark.last_id:
+                stored = None  # covers rows it cannot be checked against, or no more than ours
+            if stored is not None:
+                stored = read_cached(conn, "pld", self._composer.cache_format)
+            rows = conn.execute(
+                "SELECT id, timestamp, spend FROM spends WHERE id <= ? ORDER BY id",
+                (state.mark.last_id,),
+            ).fetchall()
+        base, todo, mark = self._pld_base(rows, known, stored, interval)
+        if mark != state.mark:  # the rows the RDP part covers were edited since
+            raise self._damaged(mark.last_id, "its rows changed since they were composed")
+        if base is not None and base.mark == state.mark:
+            result = base
+        else:
+            spends = [pld_input(self._decode(i, text), text) for i, text in todo]
+            result = self._composer.extend_pld(base, spends, interval, state.mark)
+        with _CACHE_LOCK:
+            _PLD_STATES[self._key] = result
+        if store and result is not base:
+            self._store_pld_state(result)
+        return result
+
+    def _pld_base(
+        self,
+        rows: list[tuple[int, str, str]],
+        known: PldState | None,
+        stored: CachedPart | None,
+        interval: float,
+    ) -> tuple[PldState | None, list[tuple[int, str]], RowMark]:
+        """The PLD state to extend (``None``: from scratch), the rows after it, and the mark
+        of all ``rows``.
+
+        Hashes the rows: a state is only used if the rows up to its last one hash to it.
+        """
+        candidates = {}
+        if known is not None and known.interval == interval:
+            candidates[known.mark.last_id] = known
+        mark, base, todo = RowMark(), None, []
+        for row_id, timestamp, spend_text in rows:
+            mark = mark.then(row_id, str(timestamp), spend_text)
+            todo.append((row_id, spend_text))
+            candidate = candidates.get(row_id)
+            if stored is not None and row_id == stored.last_id:
+                if (mark.digest, mark.count) == (stored.digest, stored.count):
+                    loaded = pld_state_from_payload(mark, stored.header, stored.data)
+                    if loaded is not None and loaded.interval == interval:
+                        candidate = loaded
+            if candidate is not None and candidate.mark == mark:
+                base, todo = candidate, []
+        return base, todo, mark
 
     @staticmethod
     def _timestamp(conn: sqlite3.Connection, row_id: int) -> str:
         row = conn.execute("SELECT timestamp FROM spends WHERE id = ?", (row_id,)).fetchone()
         return "" if row is None else str(row[0])
 
-    def _remember(self, state: ComposedState) -> None:
+    def _remember(self, state: ComposedState, pld_state: PldState | None = None) -> None:
         with _CACHE_LOCK:
             _STATES[self._key] = state
+            if pld_state is not None:
+                _PLD_STATES[self._key] = pld_state
+
+    def _write_state(self, conn: sqlite3.Connection, state: ComposedState) -> None:
+        header, data = state_to_payload(state)
+        write_cached(conn, self._cached("rdp", state.mark, header, data))
+
+    def _write_pld_state(self, conn: sqlite3.Connection, pld_state: PldState) -> None:
+        header, data = pld_state_to_payload(pld_state)
+        write_cached(conn, self._cached("pld", pld_state.mark, header, data))
+
+    def _cached(self, part: str, mark: RowMark, header: str, data: bytes) -> CachedPart:
+        return CachedPart(
+            part, self._composer.cache_format, mark.last_id, mark.count, mark.last_timestamp,
+            mark.digest, header, data,
+        )
+
+    def _store_pld_state(self, pld_state: PldState) -> None:
+        """Store a PLD composed by a read, if the write lock comes quickly (else skip it)."""
+        try:
+            conn = connect(self._path, min(self._timeout, _CACHE_WRITE_TIMEOUT))
+        except LedgerError:
+            return
+        try:
+            with sqlite_errors(self._path), transaction(conn, immediate=True):
+                current = read_cached(conn, "pld", self._composer.cache_format, with_data=False)
+                if current is None or current.last_id <= pld_state.mark.last_id:
+                    self._write_pld_state(conn, pld_state)
+        except LedgerError:
+            pass  # another process holds the lock: it is only a cache
+        finally:
+            conn.close()
 
     def _decode(self, row_id: int, text: Any) -> Spend:
         try:
@@ -613,13 +861,33 @@ class PrivacyBudget:
 
 
 class _Snapshot(NamedTuple):
-    """What a read transaction saw: a cached state and the rows after it."""
+    """What a read transaction saw: a base state, the rows after it, the file's row count, last
+    id and last timestamp, and the state stored in the file if it may cover more rows."""
 
     base: ComposedState
-    rows: list[tuple[int, str]]
-    last_id: int
-    count: int
-    last_timestamp: str
+    rows: list[tuple[int, str, str]]
+    now: tuple[int, int, str]
+    stored: CachedPart | None
+
+
+class _NewRow(NamedTuple):
+    """A spend being charged, as it will be recorded."""
+
+    spend: Spend
+    spend_text: str
+    estimator: str
+    params_text: str
+    mechanism: str
+    own: LedgerTotals
+
+
+def _pending(state: ComposedState) -> RowMark:
+    """The mark of ``state``'s rows and a spend being decided (whose row does not exist yet)."""
+    return RowMark(-1, state.mark.count + 1, "", "")
+
+
+def _triple(mark: RowMark) -> tuple[int, int, str]:
+    return mark.count, mark.last_id, mark.last_timestamp
 
 
 def _reopen(path: str, ledger_id: str, timeout: float) -> PrivacyBudget:

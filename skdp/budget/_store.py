@@ -5,6 +5,16 @@ Layout (schema version 1)::
     meta(key, value)         application, schema_version, ledger_id, epsilon, delta,
                              neighboring_relation, rdp_orders, created_at, created_by
     spends(id, timestamp, estimator, params, spend, epsilon, delta, mechanism)
+    composed(part, format, last_id, count, last_timestamp, digest, header, data)
+
+``composed`` is a cache, not part of the record: the composition of the first rows of
+``spends`` (part ``'rdp'``: the summed RDP curve; part ``'pld'``: the composed privacy-loss
+distribution), so that a process opening the ledger does not recompose every spend. Each entry
+names the rows it covers and a hash chain over them (see ``_composition.chain_digest``); a
+reader uses it only if the rows hash to it and ``format`` (skdp's cache version, the
+dp_accounting version and the ledger's limits) is its own, and otherwise recomposes from the
+rows. It is the only table that may be rewritten; ledgers written before it existed get it at
+their next charge (older skdp versions ignore it).
 
 The SQLite header's ``application_id`` is set to ``'skdp'`` and ``user_version`` to the schema
 version, so a foreign SQLite file is recognised before any table is read. Triggers refuse
@@ -37,15 +47,18 @@ from ._errors import LedgerError
 __all__ = [
     "APPLICATION_ID",
     "SCHEMA_VERSION",
+    "CachedPart",
     "LedgerMeta",
     "connect",
     "create_ledger",
     "initialise",
     "open_ledger",
+    "read_cached",
     "read_meta",
     "sqlite_errors",
     "transaction",
     "utc_now",
+    "write_cached",
 ]
 
 APPLICATION = "skdp.budget"
@@ -64,6 +77,17 @@ _SCHEMA = (
         epsilon REAL NOT NULL,
         delta REAL NOT NULL,
         mechanism TEXT NOT NULL
+    )""",
+    # Keep in step with _CACHE_SCHEMA (created on demand in older ledgers).
+    """CREATE TABLE composed (
+        part TEXT PRIMARY KEY NOT NULL,
+        format TEXT NOT NULL,
+        last_id INTEGER NOT NULL,
+        count INTEGER NOT NULL,
+        last_timestamp TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        header TEXT NOT NULL,
+        data BLOB NOT NULL
     )""",
     *(
         f"""CREATE TRIGGER {table}_no_{action} BEFORE {action.upper()} ON {table}
@@ -320,3 +344,61 @@ def read_meta(conn: sqlite3.Connection, path: str) -> LedgerMeta:
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise LedgerError(f"the metadata of the privacy ledger {path} is damaged: {exc}") from None
+
+
+# --- the composed-state cache -----------------------------------------------------------------
+
+_CACHE_SCHEMA = _SCHEMA[2].replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1)
+
+
+@dataclass(frozen=True)
+class CachedPart:
+    """One row of the ``composed`` cache: a composed state and the rows it covers."""
+
+    part: str
+    format: str
+    last_id: int
+    count: int
+    last_timestamp: str
+    digest: str
+    header: str
+    data: bytes
+
+
+def read_cached(
+    conn: sqlite3.Connection, part: str, cache_format: str, *, with_data: bool = True
+) -> CachedPart | None:
+    """The cached ``part`` if there is one written in ``cache_format`` (else ``None``).
+
+    ``with_data=False`` leaves ``data`` empty (a composed PLD can take megabytes).
+    """
+    data_column = "data" if with_data else "X''"
+    try:
+        row = conn.execute(
+            "SELECT part, format, last_id, count, last_timestamp, digest, header, "
+            f"{data_column} FROM composed WHERE part = ?",
+            (part,),
+        ).fetchone()
+    except sqlite3.OperationalError as exc:
+        if "no such table" in str(exc):
+            return None  # a ledger from before the cache
+        raise
+    if row is None or row[1] != cache_format:
+        return None
+    _, _, last_id, count, last_timestamp, digest, header, data = row
+    if not (isinstance(last_id, int) and isinstance(count, int) and isinstance(data, bytes)):
+        return None
+    return CachedPart(part, cache_format, last_id, count, str(last_timestamp), str(digest),
+                      str(header), data)
+
+
+def write_cached(conn: sqlite3.Connection, cached: CachedPart) -> None:
+    """Store ``cached``, replacing the part's previous entry (inside the caller's write
+    transaction)."""
+    conn.execute(_CACHE_SCHEMA)
+    conn.execute(
+        "INSERT OR REPLACE INTO composed (part, format, last_id, count, last_timestamp, digest,"
+        " header, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (cached.part, cached.format, cached.last_id, cached.count, cached.last_timestamp,
+         cached.digest, cached.header, sqlite3.Binary(cached.data)),
+    )

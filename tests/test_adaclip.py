@@ -231,7 +231,9 @@ def test_no_cold_start_or_runaway_across_dimensions(d):
     errors = {}
     for opt in ("noisy_sgd", "adaclip"):
         errs = []
-        for seed in range(2):
+        # Four seeds: the errors are heavy-tailed, and with two the ratio at d = 1 swung
+        # from 0.17 to 1.33 between two equally valid samplers (40 seeds: 0.62 and 0.66).
+        for seed in range(4):
             est = DPRidge(optimizer=opt, random_state=seed, **common).fit(X, Y)
             theta = est.intercept_
             errs.append(float(np.sum((theta - np.eye(d)[0]) ** 2)))

@@ -12,7 +12,7 @@ import torch
 from skdp import PrivacyWarning
 from skdp._engine._glm import GLMLoss, LinearModel
 from skdp._engine._mlp import Activation, MLPModel
-from skdp._engine._sampling import PoissonSampler
+from skdp._engine._sampling import PoissonSampler, StepBatches
 from skdp.linear_model import DPLogisticRegression, DPRidge
 from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
 
@@ -115,6 +115,9 @@ def test_empty_poisson_batches_are_noise_only_steps(monkeypatch, Estimator, para
     """With every Poisson batch empty, the released model is a function of the noise alone:
     the same for any data, and not the initial model (the noise was added)."""
     monkeypatch.setattr(PoissonSampler, "sample", lambda self: np.empty(0, dtype=np.int64))
+    # The training loop draws an epoch of batches at once.
+    monkeypatch.setattr(PoissonSampler, "sample_steps",
+                        lambda self, k: StepBatches.concatenate([self.sample()] * k))
     X, y = data(Estimator)
     X2 = np.random.default_rng(9).normal(size=X.shape) * 100
     kwargs = dict(privacy=(1.0, 1e-5), batch_size=4, max_iter=1, random_state=3, **params)

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .._progress import progress
 from ..accounting import Calibration, PrivacyPlan, Sampling, StepGroup
 from ._device import FitRandomness
 from ._factored import (
@@ -260,7 +261,7 @@ class Diff2(NoisySGD):
             previous_blocks = blocks
             iterates.step(r, grad, rates[r])
             if verbose and (r + 1) % max(1, self.n_rounds // 10) == 0:
-                print(
+                progress(r + 1, self.n_rounds,
                     f"[skdp] diff2 round {r + 1}/{self.n_rounds}: squared norm of the estimate "
                     f"{float(estimate.square().sum()):.4g}"
                 )

@@ -18,7 +18,14 @@ from ._factored import Block, ParamBlock
 from ._losses import OutputLoss, output_residuals
 from ._rows import row_norms_float64
 from ._safety import CLIP_SAFETY
-from ._sparse import SparseRows, canonical_csr, csr_row_norms, input_mm, input_t_mm
+from ._sparse import (
+    SparseRows,
+    canonical_csr,
+    csr_row_norms,
+    input_addmm,
+    input_mm,
+    input_t_mm,
+)
 
 __all__ = ["GLMLoss", "LinearModel", "CLIP_SAFETY", "ROW_NORM_SAFETY", "rescale_rows"]
 
@@ -83,6 +90,7 @@ class LinearModel:
         self.fit_intercept = fit_intercept
         self.n_weights = n_features * n_outputs
         self.n_params = self.n_weights + (n_outputs if fit_intercept else 0)
+        self._view_cache: dict[int, tuple[torch.Tensor, ParamBlock]] = {}
 
     # --- parameters -------------------------------------------------------------------------
     def init_params(self, device: torch.device, rng: np.random.Generator) -> torch.Tensor:
@@ -160,9 +168,24 @@ class LinearModel:
 
     # --- per-step kernels -------------------------------------------------------------------
     def decision(self, params: torch.Tensor, Xb: torch.Tensor | SparseRows) -> torch.Tensor:
-        z = input_mm(Xb, self.coef(params))
-        b = self.intercept(params)
-        return z + b if b is not None else z
+        W, b = self._blocks(params)
+        return input_mm(Xb, W) if b is None else input_addmm(b, Xb, W)
+
+    def _blocks(self, flat: torch.Tensor) -> ParamBlock:
+        """``(W, b)`` views of a flat parameter-shaped vector.
+
+        The training loop passes the same two tensors (parameters, gradient buffer) at every
+        step, so their views are kept rather than rebuilt (a few torch calls per step). The
+        cache holds the tensor itself, so an entry can never answer for another tensor.
+        """
+        entry = self._view_cache.get(id(flat))
+        if entry is not None and entry[0] is flat:
+            return entry[1]
+        if len(self._view_cache) >= 4:
+            self._view_cache.clear()
+        views = (self.coef(flat), self.intercept(flat))
+        self._view_cache[id(flat)] = (flat, views)
+        return views
 
     def example_aux(self, X: torch.Tensor | SparseRows) -> torch.Tensor:
         """The per-example auxiliary of :class:`DPModel`: the fixed row scales."""
@@ -182,9 +205,10 @@ class LinearModel:
         self, Xb: torch.Tensor | SparseRows, weighted_r: torch.Tensor, out: torch.Tensor
     ) -> torch.Tensor:
         """``sum_i w_i g_i`` into the flat buffer ``out``, given ``weighted_r = w * r``."""
-        input_t_mm(Xb, weighted_r, out[: self.n_weights].view(self.n_features, self.n_outputs))
-        if self.fit_intercept:
-            torch.sum(weighted_r, dim=0, out=out[self.n_weights :])
+        W, b = self._blocks(out)
+        input_t_mm(Xb, weighted_r, W)
+        if b is not None:
+            torch.sum(weighted_r, dim=0, out=b)
         return out
 
     def clipped_grad_sum(
@@ -215,10 +239,12 @@ class LinearModel:
         overflowing products in a row with huge values) contributes zero. Whatever one row
         holds, its contribution has norm at most ``bound``.
         """
-        caps = torch.reciprocal(scales_b).mul_(bound)
         if r.shape[1] == 1:
-            caps = caps.unsqueeze(1)
-            return r.clamp_(min=caps.neg(), max=caps).nan_to_num_(nan=0.0)
+            # Clip the gradient norm r_i * scale_i itself, then divide the scale back out: an
+            # infinite scale gives 0 (or NaN, zeroed), a NaN residual is zeroed.
+            r.view(-1).mul_(scales_b).clamp_(-bound, bound).div_(scales_b)
+            return r.nan_to_num_(nan=0.0)
+        caps = torch.reciprocal(scales_b).mul_(bound)
         r = r.nan_to_num_(nan=0.0)
         norms = torch.linalg.vector_norm(r, dim=1, keepdim=True)
         # factor = min(1, cap / ||r||) = cap / max(||r||, cap); inf norms give a zero factor.

@@ -21,6 +21,7 @@ from sklearn.utils.validation import (
 )
 
 from .._charging import resolve_budget
+from .._repr_html import PrivacyReprMixin
 from .._validation import check_privacy, warn_if_delta_large
 from ..budget import PrivacyBudget
 from ._candidates import check_space, sample_candidate, search_target, support
@@ -46,7 +47,7 @@ def _safe_take(data, indices):
     return _safe_indexing(data, indices)
 
 
-class BaseDPSearchCV(MetaEstimatorMixin, BaseEstimator):
+class BaseDPSearchCV(PrivacyReprMixin, MetaEstimatorMixin, BaseEstimator):
     """Shared private search: plan, calibrate, charge once, run the trials, select, refit."""
 
     _parameter_constraints: dict = {
@@ -524,6 +525,7 @@ default='geometric'
     ----------""" + _SHARED_ATTRIBUTES_DOC + """
     See Also
     --------
+    sklearn.model_selection.RandomizedSearchCV : The non-private search it mirrors.
     DPGridSearchCV : The same over a grid, or every candidate once.
 
     Notes
@@ -627,6 +629,7 @@ default='geometric'
 
     See Also
     --------
+    sklearn.model_selection.GridSearchCV : The non-private search it mirrors.
     DPRandomizedSearchCV : Candidates drawn from lists, parameter by parameter.
 
     Examples

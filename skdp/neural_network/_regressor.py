@@ -57,8 +57,10 @@ class DPMLPRegressor(RegressorMixin, BaseDPMLP):
     batch_size : int or 'auto', default='auto'
         Expected batch size of Poisson sampling. ``'auto'`` uses ``n / 32`` clipped to
         [64, 4096].
-    learning_rate : {'constant', 'invscaling', 'adagrad_norm'}, default='constant'
-        Step-size schedule. ``'constant'``: ``learning_rate_init`` at every step.
+    learning_rate : {'auto', 'constant', 'invscaling', 'adagrad_norm'}, default='constant'
+        Step-size schedule. ``'auto'``: ``'invscaling'`` with ``optimizer='adp_sgd'`` (ADP-SGD as
+        its paper defines it: decaying steps, noise shaped to them), ``'constant'`` otherwise.
+        ``'constant'``: ``learning_rate_init`` at every step.
         ``'invscaling'``: ``learning_rate_init / (1 + epoch) ** power_t``, with
         ``epoch = step / steps_per_epoch`` (scikit-learn's inverse scaling, counted in
         epochs). ``'adagrad_norm'``: ``learning_rate_init / b_t`` with ``b_t^2`` accumulating
@@ -123,6 +125,8 @@ default='constant'
         Standard deviation of the noise on each clipped sum divided by ``max_grad_norm``.
     batch_size_ : int
         The expected batch size used.
+    learning_rate_ : float
+        The (initial) step size used: ``eta0``, or the one ``eta0='auto'`` chose.
     n_iter_ : int
         Number of epochs run.
     n_steps_ : int
@@ -136,6 +140,7 @@ default='constant'
 
     See Also
     --------
+    sklearn.neural_network.MLPRegressor : The non-private estimator it mirrors.
     DPMLPClassifier : The classification counterpart.
     skdp.linear_model.DPRidge : A linear DP regressor.
 

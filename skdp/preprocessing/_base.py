@@ -23,6 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._allocation import AllocatedMixin, StepAllocation, take_allocation
 from .._charging import charge_budget, resolve_budget
 from .._engine._device import seed_sequence
+from .._repr_html import PrivacyReprMixin
 from .._validation import check_privacy, warn_if_delta_large
 from ..accounting import Calibration, PrivacyPlan, Sampling
 from ..accounting._accountants import pld_intervals
@@ -99,7 +100,7 @@ class Release:
         return self.noise_multiplier / math.sqrt(share)
 
 
-class BaseDPTransformer(AllocatedMixin, TransformerMixin, BaseEstimator):
+class BaseDPTransformer(PrivacyReprMixin, AllocatedMixin, TransformerMixin, BaseEstimator):
     """Base class of skdp's DP transformers. Subclasses implement the hooks below."""
 
     # --- hooks ------------------------------------------------------------------------------

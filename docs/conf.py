@@ -1,0 +1,176 @@
+"""Sphinx configuration of the skdp documentation site.
+
+Build (offline, warnings as errors, the gallery in its fast CI mode)::
+
+    SKDP_GALLERY_FAST=1 python -m sphinx -W -b html docs docs/_build/html
+
+Without ``SKDP_GALLERY_FAST`` the gallery scripts run at full size (a few minutes).
+``SKDP_DOCS_ONLINE=1`` turns on intersphinx links to scikit-learn, numpy, torch and
+dp_accounting; it needs internet access to download their inventories, so it is off by default
+(CI has no internet). Offline, references to those projects render as plain code.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))  # build from a checkout even without `pip install -e .`
+sys.path.insert(0, str(HERE))  # docs/_gallery_conf.py helpers
+
+# Keep the build (the gallery scripts run in this process) light on shared machines: one torch
+# thread (set before torch is imported), and verbose output as plain lines.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("SKDP_PROGRESS", "plain")
+
+import skdp  # noqa: E402
+
+project = "skdp"
+author = "the skdp developers"
+copyright = "the skdp developers"
+version = release = skdp.__version__
+
+extensions = [
+    "sphinx.ext.autodoc",
+    "sphinx.ext.autosummary",
+    "sphinx.ext.mathjax",
+    "sphinx.ext.viewcode",
+    "numpydoc",
+    "myst_parser",
+    "sphinx_gallery.gen_gallery",
+]
+
+ONLINE = os.environ.get("SKDP_DOCS_ONLINE", "") not in ("", "0")
+if ONLINE:
+    extensions.append("sphinx.ext.intersphinx")
+    intersphinx_mapping = {
+        "python": ("https://docs.python.org/3", None),
+        "numpy": ("https://numpy.org/doc/stable/", None),
+        "scipy": ("https://docs.scipy.org/doc/scipy/", None),
+        "sklearn": ("https://scikit-learn.org/stable/", None),
+        "torch": ("https://docs.pytorch.org/docs/stable/", None),
+        "pandas": ("https://pandas.pydata.org/docs/", None),
+        "dp_accounting": ("https://dp-accounting.readthedocs.io/en/latest/", None),
+    }
+
+source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
+root_doc = "index"
+templates_path = ["_templates"]
+exclude_patterns = [
+    "_build",
+    "Thumbs.db",
+    ".DS_Store",
+    "auto_examples/*.ipynb",
+    "auto_examples/*.py",
+    "auto_examples/*.zip",
+    "auto_examples/*.md5",
+    "auto_examples/*.json",
+    "auto_examples/*.pickle",
+]
+
+# References to other projects' objects cannot resolve offline; they must not warn.
+nitpicky = False
+default_role = "literal"
+
+# -- autodoc / autosummary / numpydoc ------------------------------------------------------
+autosummary_generate = True
+autosummary_imported_members = True
+autodoc_default_options = {"members": True, "inherited-members": False}
+autodoc_typehints = "none"  # numpydoc's Parameters section is the reference
+autoclass_content = "class"
+numpydoc_show_class_members = False
+numpydoc_class_members_toctree = False
+# Types in Parameters/Attributes become cross-references (``n_features_in_`` in a shape would
+# otherwise be read as a reST link target); offline they render as code.
+numpydoc_xref_param_type = True
+numpydoc_xref_ignore = {
+    "of", "or", "and", "shape", "default", "optional", "the", "a", "an", "in", "to", "with",
+    "as", "if", "is", "for", "by", "per", "one", "each", "any", "none", "array-like",
+    "sparse", "matrix", "ndarray", "int", "float", "bool", "str", "dict", "list", "tuple",
+    "callable", "object", "estimator", "instance", "n_samples", "n_features", "n_outputs",
+    "n_classes",
+}
+if not ONLINE:
+    # numpydoc's default aliases point at labels and glossary terms of the Python and NumPy
+    # docs, which only exist with intersphinx; offline they become plain (unresolved) names.
+    from numpydoc.xref import DEFAULT_LINKS
+
+    numpydoc_xref_aliases = {
+        key: key for key, value in DEFAULT_LINKS.items() if value.startswith((":ref:", ":term:"))
+    }
+numpydoc_validation_checks: set[str] = set()
+
+# -- MyST (the Markdown pages) -------------------------------------------------------------
+myst_enable_extensions = ["dollarmath", "deflist", "colon_fence"]
+myst_heading_anchors = 3
+# The Markdown pages also read well on GitHub, where they link to scripts in the repository
+# (`../benchmarks/bench_mlp.py`); those are not pages of this site.
+suppress_warnings = ["myst.xref_missing", "myst.header"]
+
+# -- sphinx-gallery ------------------------------------------------------------------------
+from _gallery_conf import sphinx_gallery_conf  # noqa: E402,F401
+
+# -- HTML ----------------------------------------------------------------------------------
+html_theme = "pydata_sphinx_theme"
+html_title = f"skdp {release}"
+html_static_path = ["_static"]
+html_css_files = ["skdp.css"]
+html_theme_options = {
+    "navigation_with_keys": False,
+    "show_toc_level": 2,
+    "header_links_before_dropdown": 6,
+    "secondary_sidebar_items": ["page-toc", "sg_download_links", "sg_launcher_links"],
+}
+html_sidebars = {"index": []}
+html_show_sourcelink = False
+
+
+# -- checks and hooks ----------------------------------------------------------------------
+PUBLIC_MODULES = [
+    "skdp", "skdp.linear_model", "skdp.neural_network", "skdp.preprocessing", "skdp.pipeline",
+    "skdp.model_selection", "skdp.budget", "skdp.accounting", "skdp.audit", "skdp.datasets",
+]
+
+
+def _check_api_page(app):
+    """Every name of every public ``__all__`` must be on the API page (fails -W otherwise)."""
+    import importlib
+    import re
+
+    from sphinx.util import logging
+
+    text = (HERE / "api" / "index.rst").read_text(encoding="utf-8")
+    listed = set(re.findall(r"^   (\w+)$", text, flags=re.M))
+    listed |= set(re.findall(r"(?:py:data::|:`)\s*([\w.]+?)(?: <|::|`|$)", text, flags=re.M))
+    for module in PUBLIC_MODULES:
+        for name in importlib.import_module(module).__all__:
+            if name not in listed and f"{module}.{name}" not in listed:
+                logging.getLogger(__name__).warning(
+                    "docs/api/index.rst does not list %s.%s", module, name
+                )
+
+
+def _skip_member(app, what, name, obj, skip, options):
+    # scikit-learn's generated metadata-routing setters are documented by scikit-learn.
+    if name.startswith("set_") and name.endswith("_request"):
+        return True
+    return None
+
+
+def _escape_shape_names(app, what, name, obj, options, lines):
+    # "ndarray of shape (n_features_in_,)": a trailing underscore is a reST link; escape it in
+    # type lines (scikit-learn writes `n_features_in_` in backticks; skdp's docstrings do not).
+    import re
+
+    for i, line in enumerate(lines):
+        if "shape (" in line:
+            lines[i] = re.sub(r"(?<=[(\s,])(\w+?)_(?=[,)])", r"\1\\_", line)
+
+
+def setup(app):
+    app.connect("autodoc-process-docstring", _escape_shape_names, priority=100)
+    app.connect("builder-inited", _check_api_page)
+    app.connect("autodoc-skip-member", _skip_member)

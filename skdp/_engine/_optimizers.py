@@ -11,16 +11,22 @@ from __future__ import annotations
 from ._adaclip import AdaClip
 from ._diff2 import Diff2
 from ._noisy_sgd import ADPSGD, NoisySGD, ProjectedNoisySGD, SGDSettings
+from ._ssp import DESCRIPTION as _SSP_DESCRIPTION
 
 __all__ = ["OPTIMIZER_NAMES", "describe_optimizer", "make_optimizer", "is_full_batch_only"]
 
 _AVAILABLE = {"noisy_sgd": NoisySGD, "adp_sgd": ADPSGD, "adaclip": AdaClip, "diff2": Diff2}
 _LAST_ITERATE = {"noisy_sgd": ProjectedNoisySGD}
-OPTIMIZER_NAMES = tuple(_AVAILABLE)
+# Closed-form optimizers: no SGD plan or run; the estimator that offers one routes to it
+# itself (DPRidge -> skdp/linear_model/_ssp.py). Others refuse them in make_optimizer.
+_CLOSED_FORM = {"ssp": ("DPRidge", _SSP_DESCRIPTION)}
+OPTIMIZER_NAMES = (*_AVAILABLE, *_CLOSED_FORM)
 
 
 def describe_optimizer(name: str) -> str:
     """A short description of optimizer ``name`` for privacy reports."""
+    if name in _CLOSED_FORM:
+        return _CLOSED_FORM[name][1]
     cls = _AVAILABLE.get(name)
     return getattr(cls, "description", name)
 
@@ -35,6 +41,12 @@ def make_optimizer(name: str, settings: SGDSettings, accountant: str = "pld"):
     ``accountant`` can account (``'last_iterate'`` has its own variants)."""
     if name not in OPTIMIZER_NAMES:
         raise ValueError(f"optimizer must be one of {OPTIMIZER_NAMES}, got {name!r}")
+    if name in _CLOSED_FORM:
+        owner, description = _CLOSED_FORM[name]
+        raise ValueError(
+            f"optimizer={name!r} ({description}) is closed-form linear regression, offered by "
+            f"{owner} only; it cannot train this model. Use one of {tuple(_AVAILABLE)}."
+        )
     if accountant == "last_iterate":
         if name not in _LAST_ITERATE:
             raise ValueError(

@@ -28,6 +28,7 @@ from ._engine._optimizers import is_full_batch_only, make_optimizer
 from ._engine._sparse import SparseRows
 from ._engine._step_sizes import LEARNING_RATE_SCHEDULES
 from ._leaks import warn_if_preprocessed_without_dp
+from ._repr_html import PrivacyReprMixin
 from ._validation import ACCEPT_SPARSE, check_privacy, explain_input_error, warn_if_delta_large
 from .accounting import (
     Calibration,
@@ -172,13 +173,17 @@ def _after_preprocessing(plan, allocation: ModelAllocation, estimator: str) -> P
 
 
 def _model_share(
-    calibration: Calibration, allocation: ModelAllocation, facts: list[str] | None
+    calibration: Calibration,
+    allocation: ModelAllocation,
+    facts: list[str] | None,
+    own_priors: tuple[float, ...] = (),
 ) -> tuple[Calibration, list[str]]:
-    """The model's own part of a pipeline's calibration: its run alone, and its epsilon alone
-    at the pipeline's delta (the pipeline reports the composition)."""
+    """The model's own part of a pipeline's calibration: its run alone (with its own scale
+    search, ``own_priors``), and its epsilon alone at the pipeline's delta (the pipeline reports
+    the composition)."""
     if not calibration.is_private:
         return calibration, list(facts or [])
-    own = calibration.plan.without_priors()
+    own = calibration.plan.without_priors().with_priors(own_priors)
     kwargs = {} if calibration.pld_interval is None else {"pld_interval": calibration.pld_interval}
     epsilon = epsilon_of(
         own.dp_event(calibration.noise_multiplier), calibration.delta, calibration.accountant,
@@ -232,22 +237,30 @@ def planned_spend(estimator, X, y=None) -> PlannedSpend:
     raise TypeError(f"{type(estimator).__name__} does not use skdp's private fit flow")
 
 
+def resolve_learning_rate(learning_rate: str, optimizer: str) -> str:
+    """``'auto'``: decaying steps (``'invscaling'``) for ADP-SGD, whose noise is shaped to its
+    step sizes (with constant steps it is DP-SGD, step for step), ``'constant'`` otherwise."""
+    if learning_rate != "auto":
+        return learning_rate
+    return "invscaling" if optimizer == "adp_sgd" else "constant"
+
+
 # Parameters every estimator shares for step-size and noise schedules.
 SCHEDULE_CONSTRAINTS: dict = {
-    "learning_rate": [StrOptions(set(LEARNING_RATE_SCHEDULES))],
+    "learning_rate": [StrOptions({*LEARNING_RATE_SCHEDULES, "auto"})],
     "power_t": [Interval(Real, 0, None, closed="left")],
     "noise_schedule": [StrOptions(set(NOISE_SCHEDULES))],
     "noise_decay": [Interval(Real, 0, 1, closed="right")],
 }
 
 
-class BaseDPEstimator(AllocatedMixin, BaseEstimator):
+class BaseDPEstimator(PrivacyReprMixin, AllocatedMixin, BaseEstimator):
     """Base class of every skdp estimator: the shared private fit and the privacy report."""
 
     def _schedule_settings(self) -> dict:
         """The :class:`SGDSettings` fields of the step-size and noise schedules."""
         return dict(
-            learning_rate_schedule=self.learning_rate,
+            learning_rate_schedule=resolve_learning_rate(self.learning_rate, self.optimizer),
             power_t=float(self.power_t),
             noise_schedule=self.noise_schedule,
             noise_decay=float(self.noise_decay),
@@ -256,6 +269,23 @@ class BaseDPEstimator(AllocatedMixin, BaseEstimator):
     def _public_facts(self) -> list[str]:
         """Facts about the data that the fit treats as public (shown in the privacy report)."""
         return []
+
+    # Hooks of scale-free training (the linear models implement them) ---------------------
+    def _scale_noise_multiplier(
+        self, epsilon: float, delta: float, n_samples: int, n_outputs: int
+    ) -> float | None:
+        """Noise multiplier of the fit's own search for a public scale, or ``None``."""
+        return None
+
+    def _apply_public_scale(self, X, targets, noise_multiplier):
+        """``(X, targets, report lines)`` on the training scale; unchanged by default."""
+        return X, targets, []
+
+    def _settings_after_calibration(
+        self, settings: SGDSettings, calibration, model: DPModel
+    ) -> SGDSettings:
+        """Settings chosen from the calibrated noise (public); ``settings`` by default."""
+        return settings
 
     def _private_fit(
         self,
@@ -295,6 +325,14 @@ class BaseDPEstimator(AllocatedMixin, BaseEstimator):
         plan = optimizer.plan()
         if allocation is not None:
             plan = _after_preprocessing(plan, allocation, type(self).__name__)
+        # A search for the public scale of the data (max_row_norm='auto') is one more Gaussian
+        # mechanism on the same rows, composed with the training.
+        scale_noise = self._scale_noise_multiplier(
+            epsilon, delta, settings.n_samples, targets.shape[1] if targets.ndim > 1 else 1
+        )
+        own_priors = (scale_noise,) if scale_noise else ()
+        if own_priors:
+            plan = plan.with_priors((*plan.prior_noise_multipliers, *own_priors))
 
         # 2. Calibrate the noise to the target (no data is read).
         calibration = _calibrate(plan, epsilon, delta, self.accountant)
@@ -306,10 +344,19 @@ class BaseDPEstimator(AllocatedMixin, BaseEstimator):
         if allocation is None:
             self._charge_budget(calibration, spend, mechanism)
         else:  # what the model alone released (the pipeline records the composition)
-            calibration, training_facts = _model_share(calibration, allocation, training_facts)
+            calibration, training_facts = _model_share(
+                calibration, allocation, training_facts, own_priors
+            )
             spend = _spend(calibration)
 
-        # 3. Run.
+        # 3. Run: on the public scale (found now, after the charge), with the step size that
+        # the calibrated noise calls for (both public).
+        X, targets, scale_facts = self._apply_public_scale(X, targets, scale_noise)
+        training_facts = [*scale_facts, *(training_facts or [])]
+        tuned = self._settings_after_calibration(settings, calibration, model)
+        if tuned is not settings:
+            settings = tuned
+            optimizer = make_optimizer(self.optimizer, settings, self.accountant)
         X_t = _features_to_device(X, device)
         data = TrainingData(X_t, _to_tensor(targets, target_dtype, device), model.example_aux(X_t))
         randomness = FitRandomness(self.random_state, device)
@@ -338,6 +385,7 @@ class BaseDPEstimator(AllocatedMixin, BaseEstimator):
         self.dp_event_ = spend
         self.noise_multiplier_ = calibration.noise_multiplier
         self.batch_size_ = settings.batch_size
+        self.learning_rate_ = settings.learning_rate
         self.n_iter_ = settings.epochs
         self.n_steps_ = settings.n_steps
         self.device_ = str(device)

@@ -46,8 +46,10 @@ def test_constant_schedules_give_the_foundation_plan():
 @pytest.mark.parametrize("Estimator", [DPLogisticRegression, DPRidge])
 def test_adp_sgd_with_constant_steps_is_noisy_sgd_bit_for_bit(Estimator, data):
     X, y = data
-    a = Estimator(optimizer="noisy_sgd", max_iter=3, random_state=7).fit(X, y)
-    b = Estimator(optimizer="adp_sgd", max_iter=3, random_state=7).fit(X, y)
+    # With constant steps chosen explicitly (learning_rate='auto' decays them for adp_sgd).
+    kwargs = dict(max_iter=3, random_state=7, learning_rate="constant")
+    a = Estimator(optimizer="noisy_sgd", **kwargs).fit(X, y)
+    b = Estimator(optimizer="adp_sgd", **kwargs).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)
     np.testing.assert_array_equal(a.intercept_, b.intercept_)
     assert a.noise_multiplier_ == b.noise_multiplier_
@@ -86,17 +88,24 @@ def test_invscaling_rates():
         fixed_learning_rates("adaptive", 2.0, 60, 20, 0.5)
 
 
+_SLOW = pytest.mark.slow  # re-accounting with a PLD 10x finer than the calibration's: ~40 s
+
+
 @pytest.mark.parametrize(
-    "kwargs",
+    "kwargs, interval",
     [
-        dict(optimizer="adp_sgd", learning_rate="invscaling"),
-        dict(optimizer="noisy_sgd", noise_schedule="exp_decay", noise_decay=0.3),
-        dict(optimizer="adp_sgd", learning_rate="invscaling", noise_schedule="step_decay"),
-        dict(optimizer="adp_sgd", learning_rate="adagrad_norm"),
+        (dict(optimizer="noisy_sgd", noise_schedule="exp_decay", noise_decay=0.3), 1e-4),
+        pytest.param(dict(optimizer="adp_sgd", learning_rate="invscaling"), 1e-5, marks=_SLOW),
+        pytest.param(dict(optimizer="noisy_sgd", noise_schedule="exp_decay", noise_decay=0.3),
+                     1e-5, marks=_SLOW),
+        pytest.param(dict(optimizer="adp_sgd", learning_rate="invscaling",
+                          noise_schedule="step_decay"), 1e-5, marks=_SLOW),
+        pytest.param(dict(optimizer="adp_sgd", learning_rate="adagrad_norm"), 1e-5, marks=_SLOW),
     ],
-    ids=["adp-invscaling", "exp-decay", "adp-and-step-decay", "adp-adagrad"],
+    ids=["exp-decay-sentinel", "adp-invscaling", "exp-decay", "adp-and-step-decay",
+         "adp-adagrad"],
 )
-def test_heterogeneous_runs_spend_exactly_the_budget(kwargs, data):
+def test_heterogeneous_runs_spend_exactly_the_budget(kwargs, interval, data):
     X, y = data
     clf = DPLogisticRegression(privacy=(1.0, 1e-5), max_iter=3, random_state=0, **kwargs)
     clf.fit(X, y)
@@ -104,7 +113,7 @@ def test_heterogeneous_runs_spend_exactly_the_budget(kwargs, data):
     assert 0.995 * 1.0 <= epsilon <= 1.0
     # dp_event_ describes the real heterogeneous run; re-accounting it gives at most epsilon.
     assert len(clf.dp_event_.events) > 1
-    fine = PLDAccountant(value_discretization_interval=1e-5).compose(clf.dp_event_)
+    fine = PLDAccountant(value_discretization_interval=interval).compose(clf.dp_event_)
     assert fine.get_epsilon(1e-5) <= epsilon * (1 + 1e-3)
     assert clf.score(X, y) > 0.7
 
@@ -197,3 +206,12 @@ def test_last_iterate_accountant_refuses_schedules(data):
         DPLogisticRegression(**base, learning_rate="invscaling").fit(X, y)
     with pytest.raises(ValueError, match="constant step size and constant noise"):
         DPLogisticRegression(**base, noise_schedule="exp_decay").fit(X, y)
+
+
+def test_adp_sgd_by_default_decays_its_steps_and_shapes_its_noise(data):
+    # learning_rate='auto': ADP-SGD as its paper defines it, not DP-SGD in disguise.
+    X, y = data
+    clf = DPLogisticRegression(optimizer="adp_sgd", max_iter=3, random_state=0).fit(X, y)
+    assert len(clf.dp_event_.events) > 1  # heterogeneous noise, shaped to the decaying steps
+    plain = DPLogisticRegression(optimizer="noisy_sgd", max_iter=3, random_state=0).fit(X, y)
+    assert clf.dp_event_ != plain.dp_event_

@@ -489,7 +489,7 @@ def test_unmet_conditions_are_refused_before_charging(binary, tmp_path, monkeypa
 def test_ridge_step_size_refusal_says_which_step_is_allowed(regression):
     X, y = regression
     est = DPRidge(privacy=(1.0, DELTA), accountant="last_iterate", projection_radius=1.0,
-                  max_row_norm=2.0, average=False)  # eta0=0.5 > 2 / (4 + 1 + 1/n)
+                  max_row_norm=2.0, eta0=0.5, average=False)  # 0.5 > 2 / (4 + 1 + 1/n)
     with pytest.raises(ValueError, match=r"M = 1 R\^2 \+ l2 = 5\.001 .*eta0 <= 0\.39992"):
         est.fit(X, y)
 

@@ -400,3 +400,24 @@ def test_a_budget_too_small_to_split_is_refused_before_anything(raw, tmp_path):
     with pytest.raises(UnreachablePrivacyTarget, match="too small to split"):
         pipe.fit(X, y)
     assert budget.history() == [] and not hasattr(pipe, "privacy_spent_")
+
+
+def test_column_transformer_branch_without_columns_released_nothing():
+    # A branch that selects no column is never fitted: the pipeline must fit and report it.
+    import pandas as pd
+    from sklearn.compose import ColumnTransformer
+
+    from skdp.linear_model import DPRidge
+    from skdp.pipeline import make_private_pipeline
+    from skdp.preprocessing import DPOneHotEncoder, DPStandardScaler
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(2000, 3)), columns=list("abc"))
+    y = 2 * X["a"].to_numpy() + rng.normal(size=2000)
+    columns = ColumnTransformer(
+        [("num", DPStandardScaler(bounds=(-4, 4)), ["a", "b", "c"]),
+         ("cat", DPOneHotEncoder(), [])])
+    pipe = make_private_pipeline(columns, DPRidge(random_state=0), privacy=(1.0, 1e-5))
+    pipe.fit(X, y)
+    assert "no column selected" in pipe.privacy_report()
+    assert pipe.privacy_spent_[0] <= 1.0

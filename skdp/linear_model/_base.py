@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -15,10 +17,14 @@ from .._base import (
     resolve_average,
     resolve_batch_size,
 )
+from .._engine._device import seed_sequence
 from .._engine._glm import CLIP_SAFETY, GLMLoss, LinearModel, rescale_rows
 from .._engine._noisy_sgd import SGDSettings
 from .._engine._optimizers import OPTIMIZER_NAMES, describe_optimizer
+from .._public_scale import estimate_scale, scale_noise_multiplier
+from .._validation import PrivacyWarning
 from ..accounting import ACCOUNTANTS
+from ._defaults import auto_step_size, resolve_epochs
 
 __all__ = ["BaseDPLinearModel", "LINEAR_ACCOUNTANTS"]
 
@@ -36,14 +42,14 @@ class BaseDPLinearModel(BaseDPEstimator):
         "optimizer_params": [dict, None],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
         **SCHEDULE_CONSTRAINTS,
-        "eta0": [Interval(Real, 0, None, closed="neither")],
+        "eta0": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"})],
         "batch_size": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "fit_intercept": ["boolean"],
         "average": ["boolean", Interval(Real, 0, 1, closed="right")],
         "accountant": [StrOptions(set(LINEAR_ACCOUNTANTS))],
         "projection_radius": [Interval(Real, 0, None, closed="neither"), None],
-        "max_row_norm": [Interval(Real, 0, None, closed="neither"), None],
+        "max_row_norm": [Interval(Real, 0, None, closed="neither"), StrOptions({"auto"}), None],
         "budget": "no_validation",  # checked in fit, with a tailored message
         "device": "no_validation",
         "random_state": ["random_state"],
@@ -65,11 +71,12 @@ class BaseDPLinearModel(BaseDPEstimator):
             # Refused here, with this estimator's parameter names, before anything is charged
             # or trained; the engine checks the same conditions again.
             self._check_last_iterate(model, l2)
+        batch_size = resolve_batch_size(self.batch_size, n_samples, self.optimizer)
         settings = SGDSettings(
             n_samples=n_samples,
-            batch_size=resolve_batch_size(self.batch_size, n_samples, self.optimizer),
-            epochs=self.max_iter,
-            learning_rate=float(self.eta0),
+            batch_size=batch_size,
+            epochs=resolve_epochs(self.max_iter, n_samples, batch_size),
+            learning_rate=self._initial_step_size(model, l2, last_iterate),
             max_grad_norm=float(self.max_grad_norm),
             l2=l2,
             average=resolve_average(self.average),
@@ -79,12 +86,12 @@ class BaseDPLinearModel(BaseDPEstimator):
                 None if self.projection_radius is None else float(self.projection_radius)
             ),
             smoothness=(
-                None if self.max_row_norm is None else model.smoothness(self.max_row_norm, l2)
+                model.smoothness(self.max_row_norm, l2) if self._given_row_norm() else None
             ),
             strong_convexity=model.strong_convexity(l2),
         )
         facts = []
-        if self.max_row_norm is not None:
+        if self._given_row_norm():
             # A per-row transformation with a public bound: free under DP.
             X = rescale_rows(X, float(self.max_row_norm))
             facts.append(
@@ -113,7 +120,88 @@ class BaseDPLinearModel(BaseDPEstimator):
             if intercept is not None
             else np.zeros(n_outputs)
         )
+        scale = self._fit_scale
+        del self._fit_scale
+        if scale is not None:  # back to the user's units (post-processing)
+            coef, intercept = coef / scale.row_bound, intercept
+            if scale.scales_targets:
+                coef = coef * scale.target_halfwidth[:, None]
+                intercept = intercept * scale.target_halfwidth + scale.target_center
+            self.row_norm_bound_ = scale.row_bound
         return coef, intercept
+
+    def _initial_step_size(self, model: LinearModel, l2: float, last_iterate: bool) -> float:
+        """``eta0``; for ``'auto'`` a placeholder that only fixes the shape of a decaying
+        schedule (scale-free) until the noise is calibrated (_settings_after_calibration),
+        except under the last-iterate bound, whose plan needs the step: ``1 / M``, half its
+        limit (every per-example step then contracts)."""
+        if self.eta0 != "auto":
+            return float(self.eta0)
+        if last_iterate:
+            return 1.0 / model.smoothness(self.max_row_norm, l2)
+        return 1.0
+
+    # Scale-free training (skdp/_public_scale.py) --------------------------------------------
+    def _given_row_norm(self) -> bool:
+        return self.max_row_norm is not None and self.max_row_norm != "auto"
+
+    def _scales_targets(self) -> bool:
+        """Whether 'auto' also puts the targets on a public scale (regression)."""
+        return False
+
+    def _scale_noise_multiplier(
+        self, epsilon: float, delta: float, n_samples: int, n_outputs: int
+    ) -> float | None:
+        if self.max_row_norm != "auto":
+            return None
+        outputs = n_outputs if self._scales_targets() else None
+        noise = scale_noise_multiplier(epsilon, delta, n_samples, outputs)
+        if noise is None:
+            # Decided from public n and privacy only, before any data is read.
+            warnings.warn(
+                f"{type(self).__name__}: with n={n_samples} rows this privacy is too small to "
+                "find a public scale for the data (max_row_norm='auto'), so the fit trains on "
+                "the rows as given: put the features (and targets) on a public, roughly unit "
+                "scale, or pass a public max_row_norm.",
+                PrivacyWarning,
+                stacklevel=4,
+            )
+        return noise
+
+    def _apply_public_scale(self, X, targets, noise_multiplier):
+        self._fit_scale = None
+        if noise_multiplier is None:
+            return X, targets, []
+        rng = np.random.default_rng(seed_sequence(self.random_state).spawn(4)[3])
+        scale = estimate_scale(
+            X, targets if self._scales_targets() else None, noise_multiplier, rng,
+            type(self).__name__,
+        )
+        self._fit_scale = scale
+        return scale.rows(X), scale.targets(targets), scale.facts("max_row_norm='auto':")
+
+    def _settings_after_calibration(self, settings, calibration, model):
+        changes = {}
+        scale = self._fit_scale
+        if scale is not None and settings.l2:
+            # The penalty is on the coefficients in the user's units (scikit-learn's objective):
+            # on rows divided by B (and targets divided by h) that is l2 / B^2.
+            changes["l2"] = settings.l2 / scale.row_bound**2
+        if self.eta0 == "auto" and self.accountant != "last_iterate":
+            row_bound = 1.0 if scale is not None else (
+                float(self.max_row_norm) if self._given_row_norm() else None
+            )
+            step = auto_step_size(
+                row_bound, self.fit_intercept, calibration.noise_multiplier,
+                model.n_params, settings.batch_size, model.loss,
+                changes.get("l2", settings.l2),
+            )
+            # DIFF2 steps along an estimate that sums the noisy differences of every round since
+            # the last restart, so its error grows between restarts; at the full step it
+            # diverged on Adult at epsilon 0.5, at half of it it was stable at every epsilon
+            # measured (docs/benchmarks.md, "Every optimizer with its defaults").
+            changes["learning_rate"] = step / 2 if self.optimizer == "diff2" else step
+        return dataclasses.replace(settings, **changes) if changes else settings
 
     def _check_last_iterate(self, model: LinearModel, l2: float) -> None:
         """Refuse ``accountant='last_iterate'`` when its conditions fail, saying what to change.
@@ -137,13 +225,14 @@ class BaseDPLinearModel(BaseDPEstimator):
                 "model you expect (e.g. a few times the norm of a model fitted on public data); "
                 f"got projection_radius={self.projection_radius!r}"
             )
-        if self.max_row_norm is None or not math.isfinite(self.max_row_norm):
+        if not self._given_row_norm() or not math.isfinite(self.max_row_norm):
             raise ValueError(
                 f"{what} needs max_row_norm, a public bound on the L2 norm of the rows of X "
                 "(rows above it are scaled down to it): the smoothness of the loss, and so the "
                 "largest step size the bound allows, depends on it, and it may not be learned "
-                "from the private data. Take it from the public ranges of the features; got "
-                f"max_row_norm={self.max_row_norm!r}"
+                "from the private data (max_row_norm='auto' finds it with a DP search, which "
+                "the last-iterate bound does not cover). Take it from the public ranges of the "
+                f"features; got max_row_norm={self.max_row_norm!r}"
             )
         if resolve_average(self.average) != 0:
             raise ValueError(
@@ -170,6 +259,8 @@ class BaseDPLinearModel(BaseDPEstimator):
         smoothness = model.smoothness(self.max_row_norm, l2)
         strong = model.strong_convexity(l2)
         limit = 2.0 / smoothness
+        if self.eta0 == "auto":
+            return  # 1 / M (_last_iterate_step), within the limit
         if self.eta0 > limit or (strong > 0 and self.eta0 >= limit):
             intercept = " (the intercept counts as a feature 1)" if self.fit_intercept else ""
             curvature = (smoothness - l2) / row_bound**2

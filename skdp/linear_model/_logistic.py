@@ -24,8 +24,15 @@ class DPLogisticRegression(LogitClassifierMixin, ClassifierMixin, BaseDPLinearMo
     more use a softmax over all classes.
 
     Features should be on a public, roughly unit scale (see
-    :func:`skdp.datasets.adult_preprocessor`): scaling statistics learned from the private data
-    would leak outside the accounting.
+    :func:`skdp.datasets.adult_preprocessor`), or let the fit find one privately:
+    ``max_row_norm='auto', eta0='auto', max_iter='auto'`` trains on rows divided by a public
+    bound on their norms found by a small, accounted DP search, with a step size and number of
+    epochs that are public functions of ``n``, ``d`` and the calibrated noise. That is
+    scale-free (one point better on Adult with rows scaled to norm <= 1) but measured 5-7
+    points behind these defaults on Fashion-MNIST, so it is not the default
+    (``docs/benchmarks.md``, "Defaults on data they were not tuned on"). Scaling statistics
+    learned from the private data outside skdp would leak outside the accounting: use
+    :mod:`skdp.preprocessing`.
 
     Parameters
     ----------
@@ -50,14 +57,19 @@ class DPLogisticRegression(LogitClassifierMixin, ClassifierMixin, BaseDPLinearMo
         none.
     max_grad_norm : float, default=1.0
         Per-example gradient clipping bound (the L2 sensitivity of each noisy sum).
-    learning_rate : {'constant', 'invscaling', 'adagrad_norm'}, default='constant'
-        Step-size schedule. ``'constant'``: ``eta0`` at every step. ``'invscaling'``:
+    learning_rate : {'auto', 'constant', 'invscaling', 'adagrad_norm'}, default='auto'
+        Step-size schedule. ``'auto'``: ``'invscaling'`` with ``optimizer='adp_sgd'`` (ADP-SGD as
+        its paper defines it: decaying steps, noise shaped to them), ``'constant'`` otherwise.
+        ``'constant'``: ``eta0`` at every step. ``'invscaling'``:
         ``eta0 / (1 + epoch) ** power_t``, with ``epoch = step / steps_per_epoch`` (scikit-learn's
         inverse scaling, counted in epochs). ``'adagrad_norm'``: ``eta0 / b_t`` with ``b_t^2``
         accumulating the squared norms of the *released noisy* gradients (minus their expected
         noise energy), so it is post-processing and costs no privacy.
-    eta0 : float, default=2.0
-        Step size.
+    eta0 : float or 'auto', default=2.0
+        Step size. ``'auto'``: a public function of the loss's curvature on the rows' public
+        scale and of the calibrated noise (``skdp/linear_model/_defaults.py``): smaller steps
+        when the noise on each mean gradient is large. Best with ``max_row_norm='auto'`` or a
+        float (without a row bound, rows are assumed to have norm about 2).
     power_t : float, default=0.5
         Exponent of ``'invscaling'``.
     noise_schedule : {'constant', 'exp_decay', 'step_decay', 'time_decay', 'poly_decay'}, \
@@ -74,9 +86,11 @@ default='constant'
     batch_size : int or 'auto', default='auto'
         Expected batch size of Poisson sampling. ``'auto'`` uses ``n / 32`` clipped to
         [64, 4096]; values of at least ``n`` mean full-batch gradient descent.
-    max_iter : int, default=20
-        Number of epochs (each made of ``round(n / batch_size)`` steps). More epochs need more
-        noise for the same privacy.
+    max_iter : int or 'auto', default=20
+        Number of epochs (each made of ``round(n / batch_size)`` steps). More epochs need more noise
+        for the same privacy. ``'auto'``: enough epochs for 1000 steps and at least 20 (a public
+        function of ``n`` and the batch size; full-batch ``'diff2'`` makes one step, a round, per
+        epoch).
     C : float, default=1.0
         Inverse L2 regularisation strength, as in scikit-learn's ``LogisticRegression``;
         ``np.inf`` for no penalty.
@@ -106,7 +120,16 @@ default='constant'
         ``2 * projection_radius``: a smaller ball gives a shorter burn-in and less noise but
         may exclude the best model. Choose it without looking at the private data. With the
         other accountants it is optional (projection is post-processing).
-    max_row_norm : float, default=None
+    max_row_norm : float, 'auto' or None, default=None
+        ``'auto'``: train on a public scale found privately. A noisy binary search (one Gaussian
+        mechanism, composed with the training in ``privacy_spent_``; it gets 5% of the fit's
+        Gaussian-DP ``mu^2``, more on small data sets where 5% cannot locate the quantiles) finds a
+        bound ``B`` on the row norms (the 0.95-quantile). Rows are scaled down to ``B`` and divided
+        by it, so one step size and clipping bound hold whatever the data's units; the coefficients
+        are reported in the original units and ``row_norm_bound_`` records ``B``. When ``n`` is too
+        small for the privacy to locate even the quartiles, a :class:`~skdp.PrivacyWarning` says so
+        and the fit trains on the rows as given. ``None``: no bound, rows as given.
+        A float:
         Public bound on the L2 norm of the rows of ``X``: during ``fit``, rows with a larger
         norm are scaled down to it (a per-row transformation, free under DP; predictions use
         rows as given). Required by ``accountant='last_iterate'``, whose step-size limit
@@ -149,6 +172,11 @@ default='constant'
         (0 for a non-private fit).
     batch_size_ : int
         The expected batch size used.
+    learning_rate_ : float
+        The (initial) step size used: ``eta0``, or the one ``eta0='auto'`` chose.
+    row_norm_bound_ : float
+        With ``max_row_norm='auto'``: the public bound on the row norms that the fit found
+        (a DP release) and trained with.
     n_iter_ : int
         Number of epochs run.
     n_steps_ : int
@@ -162,6 +190,7 @@ default='constant'
 
     See Also
     --------
+    sklearn.linear_model.LogisticRegression : The non-private estimator it mirrors.
     DPRidge : Ridge regression trained with differential privacy.
 
     Notes
@@ -234,7 +263,7 @@ default='constant'
         optimizer="noisy_sgd",
         optimizer_params=None,
         max_grad_norm=1.0,
-        learning_rate="constant",
+        learning_rate="auto",
         eta0=2.0,
         power_t=0.5,
         noise_schedule="constant",
@@ -289,7 +318,7 @@ default='constant'
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data, on a public, roughly unit scale. Sparse matrices (CSR or CSC;
+            Training data, in any units (see ``max_row_norm``). Sparse matrices (CSR or CSC;
             other formats are converted to CSR) are used without a dense copy.
         y : array-like of shape (n_samples,)
             Class labels.

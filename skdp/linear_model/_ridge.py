@@ -9,6 +9,7 @@ from sklearn.utils._param_validation import Interval
 
 from .._engine._glm import GLMLoss
 from ._base import BaseDPLinearModel
+from ._ssp import SSPBounds, fit_ssp
 
 __all__ = ["DPRidge"]
 
@@ -22,11 +23,12 @@ class DPRidge(RegressorMixin, BaseDPLinearModel):
     Gaussian noise calibrated to ``privacy`` is added to their sum, and the noisy mean takes a
     gradient step.
 
-    Features and targets should be on a public, roughly unit scale (see
-    :func:`skdp.datasets.diamonds_preprocessor` and :func:`skdp.datasets.scale_diamonds_target`):
-    the residuals of the squared loss are unbounded, so large targets are clipped heavily, and
-    centring or scaling statistics learned from the private data would leak outside the
-    accounting.
+    The defaults are scale-free: the fit finds a public bound on the row norms and a public
+    centre and range of the targets with a small, accounted DP search (``max_row_norm='auto'``)
+    and trains on that scale, with a step size and number of epochs that are public functions of
+    ``n``, ``d`` and the calibrated noise (``eta0='auto'``, ``max_iter='auto'``), so features and
+    targets may come in any units. Centring or scaling statistics learned from the private data
+    outside skdp would leak outside the accounting: use :mod:`skdp.preprocessing`.
 
     Parameters
     ----------
@@ -35,7 +37,7 @@ class DPRidge(RegressorMixin, BaseDPLinearModel):
         neighbouring). ``(float('inf'), 0)`` trains without clipping or noise.
     alpha : float, default=1.0
         L2 regularisation strength, as in scikit-learn's ``Ridge``.
-    optimizer : {'noisy_sgd', 'adp_sgd', 'adaclip', 'diff2'}, default='noisy_sgd'
+    optimizer : {'noisy_sgd', 'adp_sgd', 'adaclip', 'diff2', 'ssp'}, default='noisy_sgd'
         The DP optimizer. ``'noisy_sgd'``: DP-SGD. ``'adp_sgd'``: ADP-SGD (Wu et al.), whose
         per-step noise multiplier is proportional to ``1 / sqrt(step size)``, calibrated with
         the real accountant over the resulting non-uniform noise; with a constant step size it
@@ -44,22 +46,37 @@ class DPRidge(RegressorMixin, BaseDPLinearModel):
         ``(g - a) / b`` with a centre and scale learned from the released noisy gradients.
         ``'diff2'``: DIFF2-GD (Murata & Suzuki), full-batch gradient descent that sends
         clipped gradient differences between restarts; ``max_iter`` counts its rounds.
+        ``'ssp'``: AdaSSP (Wang 2018), no SGD at all: ``X^T X``, ``X^T y`` and the smallest
+        eigenvalue of ``X^T X`` of the clipped rows are released once through Gaussian
+        mechanisms (calibrated jointly, PLD), and the ridge system with ``alpha`` plus an
+        adaptive ``lambda`` is solved in float64 (see Notes). It needs the public bounds
+        ``max_row_norm`` and ``target_bound``; the SGD parameters (``max_grad_norm``,
+        ``learning_rate``, ``eta0``, ``power_t``, ``noise_schedule``, ``noise_decay``,
+        ``batch_size``, ``max_iter``, ``average``, ``projection_radius``, ``verbose``) are
+        ignored.
     optimizer_params : dict, default=None
         Hyperparameters of the chosen optimizer. ``'adaclip'``: ``gamma`` (0.25), ``beta1``
         (0.99), ``beta2`` (0.9), ``variance_floor`` (1e-6), ``variance_cap`` (1.0).
         ``'diff2'``: ``restart_period`` (10), ``budget_split`` (0.8), ``diff_clip`` (1.0),
-        ``n_clients`` (1); ``docs/optimizers.md`` explains them. The other optimizers take
-        none.
+        ``n_clients`` (1). ``'ssp'``: ``rho`` (0.05), ``budget_split`` (``'equal'``,
+        ``'autodp'`` or three relative noise multipliers of lambda_min, ``X^T X``, ``X^T y``),
+        ``symmetric_noise`` (``'goe'`` or ``'mirror'``); ``docs/optimizers.md`` explains them.
+        The other optimizers take none.
     max_grad_norm : float, default=1.0
         Per-example gradient clipping bound (the L2 sensitivity of each noisy sum).
-    learning_rate : {'constant', 'invscaling', 'adagrad_norm'}, default='constant'
-        Step-size schedule. ``'constant'``: ``eta0`` at every step. ``'invscaling'``:
+    learning_rate : {'auto', 'constant', 'invscaling', 'adagrad_norm'}, default='auto'
+        Step-size schedule. ``'auto'``: ``'invscaling'`` with ``optimizer='adp_sgd'`` (ADP-SGD as
+        its paper defines it: decaying steps, noise shaped to them), ``'constant'`` otherwise.
+        ``'constant'``: ``eta0`` at every step. ``'invscaling'``:
         ``eta0 / (1 + epoch) ** power_t``, with ``epoch = step / steps_per_epoch`` (scikit-learn's
         inverse scaling, counted in epochs). ``'adagrad_norm'``: ``eta0 / b_t`` with ``b_t^2``
         accumulating the squared norms of the *released noisy* gradients (minus their expected
         noise energy), so it is post-processing and costs no privacy.
-    eta0 : float, default=0.5
-        Step size.
+    eta0 : float or 'auto', default='auto'
+        Step size. ``'auto'``: a public function of the loss's curvature on the rows' public
+        scale and of the calibrated noise (``skdp/linear_model/_defaults.py``): smaller steps
+        when the noise on each mean gradient is large. Best with ``max_row_norm='auto'`` or a
+        float (without a row bound, rows are assumed to have norm about 2).
     power_t : float, default=0.5
         Exponent of ``'invscaling'``.
     noise_schedule : {'constant', 'exp_decay', 'step_decay', 'time_decay', 'poly_decay'}, \
@@ -76,8 +93,10 @@ default='constant'
     batch_size : int or 'auto', default='auto'
         Expected batch size of Poisson sampling. ``'auto'`` uses ``n / 32`` clipped to
         [64, 4096]; values of at least ``n`` mean full-batch gradient descent.
-    max_iter : int, default=20
-        Number of epochs (each made of ``round(n / batch_size)`` steps).
+    max_iter : int or 'auto', default='auto'
+        Number of epochs (each made of ``round(n / batch_size)`` steps). ``'auto'``: enough epochs
+        for 1000 steps and at least 20 (a public function of ``n`` and the batch size; full-batch
+        ``'diff2'`` makes one step, a round, per epoch).
     fit_intercept : bool, default=True
         Whether to fit an (unpenalised) intercept.
     average : bool or float in (0, 1], default=True
@@ -104,13 +123,30 @@ default='constant'
         ``2 * projection_radius``: a smaller ball gives a shorter burn-in and less noise but
         may exclude the best model. Choose it without looking at the private data. With the
         other accountants it is optional (projection is post-processing).
-    max_row_norm : float, default=None
+    max_row_norm : float, 'auto' or None, default='auto'
+        ``'auto'``: train on a public scale found privately. A noisy binary search (one Gaussian
+        mechanism, composed with the training in ``privacy_spent_``; it gets 5% of the fit's
+        Gaussian-DP ``mu^2``, more on small data sets where 5% cannot locate the quantiles) finds a
+        bound ``B`` on the row norms (the 0.98-quantile) and the 0.02/0.98-quantiles of ``y``. Rows
+        are scaled down to ``B`` and divided by it, targets centred, divided by their half-range and
+        clipped to [-1, 1], so one step size and clipping bound hold whatever the data's units; the
+        coefficients are reported in the original units and ``row_norm_bound_`` records ``B``. When
+        ``n`` is too small for the privacy to locate even the quartiles, a
+        :class:`~skdp.PrivacyWarning` says so and the fit trains on the rows as given. ``None``: no
+        bound, rows as given.
+        A float:
         Public bound on the L2 norm of the rows of ``X``: during ``fit``, rows with a larger
         norm are scaled down to it (a per-row transformation, free under DP; predictions use
         rows as given). Required by ``accountant='last_iterate'``, whose step-size limit
         depends on the smoothness of the loss, which must hold for every possible row and so
         cannot come from the data (see Notes). Take it from the public ranges of the
-        features. Optional with the other accountants.
+        features. Optional with the other accountants. With ``optimizer='ssp'`` it is the
+        required bound ``B_x`` (rows are clipped to it).
+    target_bound : float, default=None
+        Public bound ``B_y`` on the targets, used by ``optimizer='ssp'`` only (the other
+        optimizers clip per-example gradients instead and ignore it): ``y`` is clipped to
+        ``[-B_y, B_y]`` (with several targets, each row of ``y`` to L2 norm ``B_y``). Take it
+        from the public range of the target, never from the private data.
     budget : skdp.PrivacyBudget, default=None
         A privacy ledger to charge: the fit's spend is recorded there before the data is
         touched, and a fit that would exceed the budget raises
@@ -141,8 +177,13 @@ default='constant'
         Standard deviation of the noise on each clipped sum divided by ``max_grad_norm``.
     batch_size_ : int
         The expected batch size used.
+    learning_rate_ : float
+        The (initial) step size used: ``eta0``, or the one ``eta0='auto'`` chose.
+    row_norm_bound_ : float
+        With ``max_row_norm='auto'``: the public bound on the row norms that the fit found
+        (a DP release) and trained with.
     n_iter_ : int
-        Number of epochs run.
+        Number of epochs run (1 for ``optimizer='ssp'``, which reads the data once).
     n_steps_ : int
         Number of noisy gradient steps.
     device_ : str
@@ -151,9 +192,20 @@ default='constant'
         Number of features seen during fit.
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Names of features seen during fit, when ``X`` has string column names.
+    noise_std_ : dict
+        ``optimizer='ssp'`` only: the noise standard deviations of the releases
+        ``'lambda_min'``, ``'gram'`` (``X^T X``) and ``'cross'`` (``X^T y``).
+    lambda_min_released_ : float
+        ``optimizer='ssp'`` only: the released (noisy, shifted down) smallest eigenvalue of
+        ``X^T X`` (NaN without privacy).
+    adaptive_lambda_ : float
+        ``optimizer='ssp'`` only: the ridge added for stability, on top of ``alpha``.
+    solver_fallback_ : {None, 'psd_projection', 'lstsq'}
+        ``optimizer='ssp'`` only: which fallback of the solve ran, if any.
 
     See Also
     --------
+    sklearn.linear_model.Ridge : The non-private estimator it mirrors.
     DPLogisticRegression : Logistic regression trained with differential privacy.
 
     Notes
@@ -184,6 +236,16 @@ default='constant'
     event describes this bound), and a ``budget`` must have been created with
     ``neighboring_relation='replace_one'``.
 
+    ``optimizer='ssp'`` (AdaSSP; ``shared/specs/adassp.md``): rows of ``X`` are clipped to
+    ``B_x = max_row_norm`` and ``y`` to ``B_y = target_bound``; with ``fit_intercept`` a
+    constant column ``c = B_x`` is appended (rows then have norm at most ``sqrt(2) B_x``) and
+    its coefficient is not penalised by ``alpha``. Three Gaussian releases (add/remove
+    sensitivities ``B^2``, ``B^2``, ``B B_y``) are calibrated jointly so that together they
+    spend exactly ``privacy``; ``lambda = max(0, eta - lambda_min~)`` with ``eta`` the
+    high-probability bound on the noise's spectral norm. ``alpha`` keeps scikit-learn's
+    meaning (sum scale) and adds to ``lambda``. With ``privacy=(inf, 0)`` it is exactly
+    scikit-learn's ``Ridge(alpha)``.
+
     Examples
     --------
     >>> import numpy as np
@@ -206,11 +268,19 @@ default='constant'
     True
     >>> bool(reg.score(X, y) > 0.9)
     True
+
+    AdaSSP, with public bounds on the rows of X and on y:
+
+    >>> reg = DPRidge(privacy=(1.0, 1e-6), optimizer="ssp", max_row_norm=6.0,
+    ...               target_bound=3.0, random_state=0).fit(X, y)
+    >>> bool(reg.score(X, y) > 0.9)
+    True
     """
 
     _parameter_constraints: dict = {
         **BaseDPLinearModel._parameter_constraints,
         "alpha": [Interval(Real, 0, None, closed="left")],
+        "target_bound": [Interval(Real, 0, None, closed="neither"), None],
     }
 
     def __init__(
@@ -221,18 +291,19 @@ default='constant'
         optimizer="noisy_sgd",
         optimizer_params=None,
         max_grad_norm=1.0,
-        learning_rate="constant",
-        eta0=0.5,
+        learning_rate="auto",
+        eta0="auto",
         power_t=0.5,
         noise_schedule="constant",
         noise_decay=0.5,
         batch_size="auto",
-        max_iter=20,
+        max_iter="auto",
         fit_intercept=True,
         average=True,
         accountant="pld",
         projection_radius=None,
-        max_row_norm=None,
+        max_row_norm="auto",
+        target_bound=None,
         budget=None,
         device="auto",
         random_state=None,
@@ -255,6 +326,7 @@ default='constant'
         self.accountant = accountant
         self.projection_radius = projection_radius
         self.max_row_norm = max_row_norm
+        self.target_bound = target_bound
         self.budget = budget
         self.device = device
         self.random_state = random_state
@@ -262,6 +334,9 @@ default='constant'
 
     def _l2_strength(self, n_samples: int) -> float:
         return self.alpha / n_samples
+
+    def _scales_targets(self) -> bool:
+        return True  # max_row_norm='auto' also puts y on a public scale
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -275,10 +350,10 @@ default='constant'
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Training data, on a public, roughly unit scale. Sparse matrices (CSR or CSC;
+            Training data, in any units (see ``max_row_norm``). Sparse matrices (CSR or CSC;
             other formats are converted to CSR) are used without a dense copy.
         y : array-like of shape (n_samples,) or (n_samples, n_targets)
-            Targets, on a public, roughly unit scale.
+            Targets, in any units (see ``max_row_norm``).
 
         Returns
         -------
@@ -286,7 +361,10 @@ default='constant'
             The fitted estimator.
         """
         X, y, targets = self._validate_regression_data(X, y)
-        coef, intercept = self._fit_linear(X, targets, GLMLoss.SQUARED, targets.shape[1])
+        if self.optimizer == "ssp":
+            coef, intercept = fit_ssp(self, X, targets, _ssp_bounds)
+        else:
+            coef, intercept = self._fit_linear(X, targets, GLMLoss.SQUARED, targets.shape[1])
         if y.ndim == 1:
             self.coef_, self.intercept_ = coef.ravel(), float(intercept[0])
         else:
@@ -308,3 +386,37 @@ default='constant'
         """
         X = self._validate_X_predict(X)
         return X @ self.coef_.T + self.intercept_
+
+
+def _ssp_bounds(estimator: DPRidge, X, targets, *, private: bool) -> SSPBounds:
+    """The public bounds ``(B_x, B_y)`` of ``optimizer='ssp'``, as numbers.
+
+    The one place they come from: today ``max_row_norm`` and ``target_bound``. Never from
+    the data (a maximum of the private rows would leak outside the accounting). Without
+    privacy nothing is clipped and missing bounds are allowed. Called before anything is
+    charged, so a refusal spends nothing.
+    """
+    row, target = estimator.max_row_norm, estimator.target_bound
+    if isinstance(row, str):  # 'auto' is handled by fit_ssp before it asks for bounds
+        row = None
+    if private:
+        missing = [
+            f"{name} (a public bound on {what})"
+            for name, value, what in (
+                ("max_row_norm", row, "the L2 norm of the rows of X, B_x"),
+                ("target_bound", target, "|y|, B_y"),
+            )
+            if value is None
+        ]
+        if missing:
+            raise ValueError(
+                "optimizer='ssp' releases X^T X and X^T y of clipped rows and needs public "
+                "bounds, which may not be learned from the private data: pass "
+                + " and ".join(missing)
+                + ". Take them from the documented ranges of the features and target, or put "
+                "a DP preprocessing step first (skdp.preprocessing.DPStandardScaler publishes "
+                "max_row_norm_ for its output)."
+            )
+    return SSPBounds(
+        None if row is None else float(row), None if target is None else float(target)
+    )

@@ -15,6 +15,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 from .._allocation import attach_allocation, detach_allocation
 from .._base import _PLAN_ONLY, PlannedSpend, planned_spend
 from .._charging import charge_budget, resolve_budget
+from .._repr_html import PrivacyReprMixin
 from .._validation import check_privacy, warn_if_delta_large
 from ..accounting import Calibration
 from ..budget._records import with_extra_delta
@@ -25,7 +26,7 @@ from ._split import PipelinePlan, plan_pipeline
 __all__ = ["PrivatePipeline", "make_private_pipeline"]
 
 
-class PrivatePipeline(Pipeline):
+class PrivatePipeline(PrivacyReprMixin, Pipeline):
     """A ``Pipeline`` whose whole fit, preprocessing and model, is differentially private
     within one privacy budget.
 
@@ -92,6 +93,11 @@ class PrivatePipeline(Pipeline):
     The number of rows and, for classifiers, the set of class labels (unless the model is
     given ``classes=``) are treated as public, as for skdp's estimators; so are the columns,
     their types and every parameter.
+
+    See Also
+    --------
+    sklearn.pipeline.Pipeline : The non-private pipeline it extends.
+    make_private_pipeline : Build one, naming the steps as ``make_pipeline`` does.
 
     Examples
     --------
@@ -240,7 +246,9 @@ class PrivatePipeline(Pipeline):
         fitted = dict(iter_dp_steps(self, "", fitted=True))
         for path, allocation in plan.steps.items():
             step = fitted.get(path)
-            if step is None:  # e.g. a ColumnTransformer branch that selected no column
+            if step is None or not hasattr(step, "noise_multiplier_"):
+                # A ColumnTransformer branch that selected no column is never fitted: it read
+                # no row and released nothing.
                 continue
             expected = allocation.noise_multiplier if step._release_weights() else 0.0
             if step.noise_multiplier_ != expected or (
@@ -252,7 +260,11 @@ class PrivatePipeline(Pipeline):
                 )
         if layout.model is not None:
             model = fitted.get(layout.model.path)
-            planned = plan.calibration.plan.without_priors()
+            # The model's own event: the run, after its own scale search if it ran one
+            # (priors beyond the preprocessing's, see skdp/_public_scale.py).
+            priors = plan.calibration.plan.prior_noise_multipliers
+            own = priors[len(plan.model.prior_noise_multipliers):] if plan.model else ()
+            planned = plan.calibration.plan.without_priors().with_priors(own)
             if model is None or model.noise_multiplier_ != plan.calibration.noise_multiplier or (
                 plan.is_private
                 and model.dp_event_ != planned.dp_event(plan.calibration.noise_multiplier)
@@ -320,6 +332,21 @@ def make_private_pipeline(
     Returns
     -------
     PrivatePipeline
+
+    See Also
+    --------
+    sklearn.pipeline.make_pipeline : The non-private counterpart.
+    PrivatePipeline : The class, with the budget split and the report.
+
+    Examples
+    --------
+    >>> from skdp.linear_model import DPLogisticRegression
+    >>> from skdp.pipeline import make_private_pipeline
+    >>> from skdp.preprocessing import DPStandardScaler
+    >>> model = make_private_pipeline(DPStandardScaler(bounds=(0, 100)), DPLogisticRegression(),
+    ...                               privacy=(1.0, 1e-5), random_state=0)
+    >>> [name for name, _ in model.steps]
+    ['dpstandardscaler', 'dplogisticregression']
     """
     pipeline = PrivatePipeline(
         _name_estimators(steps), privacy=privacy, budget=budget,

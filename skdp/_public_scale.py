@@ -1,0 +1,208 @@
+"""Scale-free training for the linear models: a public bound on the row norms (and, for
+regression, a public centre and half-range of the targets), found by a small DP search charged
+to the fit's own privacy.
+
+DP-SGD is not scale-free: the clipping bound, the step size and the intercept's weight are all
+measured against the scale of the rows, so defaults tuned on one scaling stop short on another
+(Adult with rows of norm ~3 against rows of norm ~0.7). Training on ``x / B``, with ``B`` a public
+bound on the row norms and rows above it scaled down to it (a per-row map, free under DP), makes
+every fit see rows of norm at most 1, whatever the user's units; the coefficients are mapped
+back to the user's units afterwards (post-processing). ``B`` comes from the user
+(``max_row_norm=float``, free) or, with ``max_row_norm='auto'``, from a noisy binary search for a
+high quantile of the row norms: one Gaussian mechanism (the same two-stage search as
+:class:`skdp.preprocessing.DPStandardScaler`'s bounds) composed with the training by the
+accountant, so the fit's guarantee covers it.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from ._engine._glm import rescale_rows
+from ._validation import PrivacyWarning
+from .preprocessing._base import calibrate_gaussian
+from .preprocessing._bounds import _LAST_FEASIBLE_TAIL, plan_quantiles, search_quantiles
+from .preprocessing._mechanisms import QUANTILE_PROBES, feasible_quantile_margin
+
+__all__ = [
+    "SCALE_SHARES",
+    "ROW_QUANTILE",
+    "TARGET_QUANTILES",
+    "PublicScale",
+    "scale_noise_multiplier",
+    "estimate_scale",
+    "given_scale",
+]
+
+#: Fractions of the fit's Gaussian-DP mu^2 the search may get, smallest first: the first one
+#: at which the search can locate its quantiles (a public function of n, the number of columns
+#: and the privacy) is used. At 0.05 the training's noise grows by 1 / sqrt(0.95) - 1 = 2.6%, and
+#: the search locates a quantile within ~0.3% of the rows at 30,000 rows and epsilon 1; small data
+#: sets need a larger share, and without a scale their fit is useless anyway.
+SCALE_SHARES = (0.05, 0.15, 0.3, 0.5)
+#: Rows above this quantile of the row norms are scaled down to it: a few rows lose a little
+#: length, and the bound stays tight for the rest (a loose bound inflates the noise).
+ROW_QUANTILE = 0.95
+#: Regression: the targets are centred on the middle of these quantiles and divided by half their
+#: distance, then clipped to [-1, 1] (so every residual has a public bound); the row bound is
+#: then the upper one of the row norms. One pair for every column keeps the search cheap.
+TARGET_QUANTILES = (0.02, 0.98)
+
+
+@dataclass(frozen=True)
+class PublicScale:
+    """Public scale of a fit: rows clipped to ``row_bound`` and divided by it; targets centred on
+    ``target_center`` and divided by ``target_halfwidth`` (per output), then clipped to [-1, 1].
+
+    ``noise_multiplier`` is that of the search that found them (``None`` when they were given,
+    0 for a non-private fit). Everything here is released (a DP output or public input).
+    """
+
+    row_bound: float
+    target_center: np.ndarray | None = None
+    target_halfwidth: np.ndarray | None = None
+    noise_multiplier: float | None = None
+    row_quantile: float | None = None
+
+    @property
+    def scales_targets(self) -> bool:
+        return self.target_center is not None
+
+    def rows(self, X):
+        """``X`` with rows clipped to ``row_bound`` and divided by it (a new array)."""
+        X = rescale_rows(X, self.row_bound)
+        if sp.issparse(X):
+            X.data /= self.row_bound
+            return X
+        X /= self.row_bound
+        return X
+
+    def targets(self, targets: np.ndarray) -> np.ndarray:
+        """Targets on the training scale (clipped to [-1, 1]); unchanged if not scaled."""
+        if not self.scales_targets:
+            return targets
+        return np.clip((targets - self.target_center) / self.target_halfwidth, -1.0, 1.0)
+
+    def facts(self, owner: str) -> list[str]:
+        """Lines for the privacy report."""
+        if self.noise_multiplier is None:
+            return []
+        what = f"the {self.row_quantile:.3g}-quantile of the row norms of X"
+        if self.scales_targets:
+            what += f" and the {TARGET_QUANTILES[0]:g}/{TARGET_QUANTILES[1]:g}-quantiles of y"
+        how = (
+            "computed exactly (non-private fit)"
+            if self.noise_multiplier == 0
+            else "found by a noisy binary search (one Gaussian mechanism, noise multiplier "
+            f"{self.noise_multiplier:.4g}, composed with the training in the guarantee below)"
+        )
+        line = (
+            f"{owner} trained on a public scale: {what}, {how}; rows of X were scaled down to "
+            f"norm {self.row_bound:.4g} and divided by it"
+        )
+        if self.scales_targets:
+            line += ", targets centred, divided by their half-range and clipped to [-1, 1]"
+        return [line + " (coefficients are reported in the original units)"]
+
+
+def search_columns(n_outputs: int | None) -> tuple[int, tuple[float, ...]]:
+    """``(columns, quantiles)`` of the search: the row norms alone (one quantile), or the row
+    norms and every target (the two target quantiles for all of them)."""
+    if n_outputs is None:
+        return 1, (ROW_QUANTILE,)
+    return 1 + n_outputs, TARGET_QUANTILES
+
+
+def _feasible(noise_multiplier: float, n_samples: int, n_outputs: int | None) -> bool:
+    columns, quantiles = search_columns(n_outputs)
+    sigma = math.sqrt(columns * len(quantiles)) * noise_multiplier * math.sqrt(QUANTILE_PROBES)
+    return feasible_quantile_margin(sigma, n_samples) <= _LAST_FEASIBLE_TAIL
+
+
+def scale_noise_multiplier(
+    epsilon: float, delta: float, n_samples: int, n_outputs: int | None
+) -> float | None:
+    """Noise multiplier of the scale search, from public quantities only: the smallest share of
+    ``SCALE_SHARES`` of the Gaussian-DP ``mu^2`` of an ``(epsilon, delta)`` Gaussian mechanism
+    at which the search can locate at least the quartiles; ``None`` when no share can (the
+    search would return noise); 0 without privacy (exact quantiles)."""
+    if math.isinf(epsilon):
+        return 0.0
+    whole = calibrate_gaussian(epsilon, delta).noise_multiplier
+    for share in SCALE_SHARES:
+        noise = whole / math.sqrt(share)
+        if _feasible(noise, n_samples, n_outputs):
+            return noise
+    return None
+
+
+def row_norms(X) -> np.ndarray:
+    if sp.issparse(X):
+        X = sp.csr_array(X)
+        return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    return np.linalg.norm(np.asarray(X, dtype=np.float64), axis=1)
+
+
+def given_scale(row_bound: float) -> PublicScale:
+    """The scale of a user's public ``max_row_norm`` (free)."""
+    return PublicScale(float(row_bound))
+
+
+def estimate_scale(
+    X,
+    targets: np.ndarray | None,
+    noise_multiplier: float,
+    rng: np.random.Generator,
+    owner: str,
+) -> PublicScale:
+    """Find a public scale by one noisy quantile search with ``noise_multiplier`` (the whole
+    search's, all probes together), planned by :func:`scale_noise_multiplier`.
+
+    The search runs on the columns ``[||x_i||, y_i1, ..., y_ik]``; adding or removing a row
+    moves each column's signed count by at most 1, which the probe sensitivity accounts for.
+    Quantiles the search cannot locate at this noise are moved inward, which keeps the bound
+    tight but clips more rows. Without privacy (``noise_multiplier=0``) the same quantiles are
+    computed exactly.
+    """
+    norms = row_norms(X)
+    target_columns = None if targets is None else np.asarray(targets, dtype=np.float64)
+    columns, quantiles = search_columns(None if targets is None else target_columns.shape[1])
+    if noise_multiplier == 0:  # the same quantiles, exactly
+        row_bound = float(np.quantile(norms, max(quantiles))) if norms.size else 1.0
+        lower = upper = None
+        if target_columns is not None:
+            lower = np.quantile(target_columns, quantiles[0], axis=0)
+            upper = np.quantile(target_columns, quantiles[-1], axis=0)
+        return _scale(row_bound, lower, upper, 0.0, max(quantiles))
+    values = np.column_stack([norms] if targets is None else [norms, target_columns])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PrivacyWarning)
+        plan = plan_quantiles(quantiles, X.shape[0], columns, noise_multiplier, owner)
+    if caught:  # pragma: no cover - scale_noise_multiplier plans only feasible searches
+        warnings.warn(
+            f"{owner}: max_row_norm='auto' could only locate the quartiles of the row norms, "
+            "so the public scale is rough; pass a public max_row_norm.",
+            PrivacyWarning, stacklevel=4,
+        )
+    low, high = search_quantiles(values, plan, rng)
+    lower = upper = None
+    if targets is not None:
+        lower, upper = low[1:, 0], high[1:, -1]
+    return _scale(float(high[0, -1]), lower, upper, float(noise_multiplier),
+                  float(max(plan.quantiles)))
+
+
+def _scale(row_bound, lower, upper, noise_multiplier, quantile) -> PublicScale:
+    if not (row_bound > 0 and math.isfinite(row_bound)):
+        row_bound = 1.0  # every row is (nearly) zero: any bound is as good
+    center = halfwidth = None
+    if lower is not None:
+        center = (lower + upper) / 2.0
+        halfwidth = (upper - lower) / 2.0
+        halfwidth = np.where(halfwidth > 0, halfwidth, 1.0)  # a constant target: any unit
+    return PublicScale(row_bound, center, halfwidth, noise_multiplier, quantile)

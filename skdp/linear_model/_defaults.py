@@ -1,0 +1,78 @@
+"""Default step size and number of epochs of the linear models: public functions of (n, d,
+the calibrated noise, the loss) only, never of the data's values.
+
+Both assume rows on a known scale: with ``max_row_norm='auto'`` (the default) the fit trains on
+rows of norm at most 1 (``skdp/_public_scale.py``), so one rule holds for every scaling of the
+data. The constants were chosen by leaving one data set out (``benchmarks/bench_defaults.py``;
+``docs/benchmarks.md``, "Defaults on data they were not tuned on").
+"""
+
+from __future__ import annotations
+
+import math
+
+from .._engine._losses import OutputLoss
+from .._engine._noisy_sgd import steps_per_epoch
+
+__all__ = ["auto_step_size", "resolve_epochs", "STEP_SCALE", "NOISE_DAMPING", "MIN_STEPS"]
+
+#: Step size times the curvature bound of the loss on rows of norm <= 1 (with the intercept's
+#: constant feature 1 counted in the row norm), by task: 1 is the classical 1/M step. Chosen by
+#: leaving one data set out (benchmarks/bench_defaults.py, docs/benchmarks.md): the log-losses'
+#: curvature bound (1/4, 1/2) is loose where predictions are confident, so classification
+#: tolerates 4x the classical step; the squared loss is at its bound.
+STEP_SCALE = {"classification": 4.0, "regression": 1.0}
+#: How fast the step shrinks as the noise grows: ``1 / (1 + NOISE_DAMPING * nu)``, with ``nu``
+#: the norm of the noise on a mean gradient relative to the clipping bound.
+NOISE_DAMPING = {"classification": 4.0, "regression": 4.0}
+#: Epochs: at least this many steps (small data sets need many epochs to converge, and each of
+#: their epochs is cheap; full-batch optimizers such as diff2 make one step per epoch) ...
+MIN_STEPS = 1000
+#: ... and at least this many epochs.
+MIN_EPOCHS = 20
+
+# Upper bounds on the second derivative of each loss in the logit (prediction), per unit of
+# squared row norm: binary log-loss 1/4, softmax 1/2, half squared error 1.
+_CURVATURE = {OutputLoss.LOGISTIC: 0.25, OutputLoss.SOFTMAX: 0.5, OutputLoss.SQUARED: 1.0}
+
+
+def noise_level(noise_multiplier: float, n_params: int, batch_size: int) -> float:
+    """``nu``: the expected norm of the noise on one mean gradient divided by the clipping bound,
+    ``z sqrt(p) / b`` (0 without privacy). Public: it depends on the calibrated noise only."""
+    return noise_multiplier * math.sqrt(n_params) / batch_size
+
+
+def auto_step_size(
+    row_bound: float | None,
+    fit_intercept: bool,
+    noise_multiplier: float,
+    n_params: int,
+    batch_size: int,
+    loss: OutputLoss,
+    l2: float = 0.0,
+) -> float:
+    """``eta0='auto'``: ``STEP_SCALE / (curvature R^2 + l2) / (1 + NOISE_DAMPING nu)``, with the
+    constants of the task (classification or regression).
+
+    ``curvature R^2 + l2`` bounds the smoothness of every per-example loss, with ``R^2 =
+    row_bound^2 + 1`` with an intercept (its constant feature), ``row_bound^2`` without.
+    Without a row bound (``max_row_norm=None``) rows are taken to have norm ~2, the scale the
+    former constant defaults were tuned on. The clipping bound does not enter: the noise is
+    proportional to it, and so is the clipped signal.
+    """
+    bound = 2.0 if row_bound is None else row_bound
+    squared_norm = bound**2 + (1.0 if fit_intercept else 0.0)
+    loss = OutputLoss(loss)
+    task = "regression" if loss is OutputLoss.SQUARED else "classification"
+    smoothness = _CURVATURE[loss] * squared_norm + l2
+    nu = noise_level(noise_multiplier, n_params, batch_size)
+    return STEP_SCALE[task] / smoothness / (1.0 + NOISE_DAMPING[task] * nu)
+
+
+def resolve_epochs(max_iter, n_samples: int, batch_size: int) -> int:
+    """``max_iter='auto'``: enough epochs for ``MIN_STEPS`` steps, and at least ``MIN_EPOCHS``;
+    an int as given."""
+    if max_iter != "auto":
+        return int(max_iter)
+    per_epoch = steps_per_epoch(n_samples, batch_size)
+    return int(max(MIN_EPOCHS, math.ceil(MIN_STEPS / per_epoch)))

@@ -1,0 +1,185 @@
+"""Scale-free training of the linear models: max_row_norm='auto', eta0='auto', max_iter='auto'.
+
+The hyperparameters must be public functions (n, d, privacy, public bounds), the scale search
+must be accounted in the fit's guarantee, and the fit must not depend on the data's units.
+"""
+
+from __future__ import annotations
+
+import dp_accounting
+import numpy as np
+import pytest
+from dp_accounting.pld import PLDAccountant
+
+from skdp import PrivacyWarning
+from skdp._public_scale import SCALE_SHARES, estimate_scale, scale_noise_multiplier
+from skdp.linear_model import DPLogisticRegression, DPRidge
+from skdp.linear_model._defaults import auto_step_size, resolve_epochs
+from skdp.preprocessing._base import calibrate_gaussian
+
+AUTO = {"max_row_norm": "auto", "eta0": "auto", "max_iter": "auto"}
+
+
+def _classification(n=3000, d=8, scale=1.0, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = (X @ rng.normal(size=d) + 0.3 * rng.normal(size=n) > 0).astype(int)
+    return X * scale, y
+
+
+def _gaussians(event):
+    """Every GaussianDpEvent's noise multiplier inside ``event``."""
+    if isinstance(event, dp_accounting.GaussianDpEvent):
+        return [event.noise_multiplier]
+    if isinstance(event, dp_accounting.ComposedDpEvent):
+        return [z for e in event.events for z in _gaussians(e)]
+    return []
+
+
+def test_hyperparameters_depend_on_public_quantities_only():
+    # Same n, d, privacy and public bound; different values: same step size and epochs.
+    X1, y1 = _classification(seed=1)
+    X2, y2 = _classification(seed=2, scale=7.0)
+    params = dict(privacy=(1.0, 1e-5), max_row_norm=3.0, eta0="auto", max_iter="auto",
+                  random_state=0)
+    a = DPLogisticRegression(**params).fit(X1, y1)
+    b = DPLogisticRegression(**params).fit(X2, y2)
+    assert a.learning_rate_ == b.learning_rate_
+    assert (a.n_iter_, a.batch_size_, a.noise_multiplier_) == (
+        b.n_iter_, b.batch_size_, b.noise_multiplier_)
+
+
+def test_step_size_shrinks_with_noise_and_row_scale():
+    from skdp.linear_model import _defaults
+
+    base = auto_step_size(1.0, True, 0.0, 10, 100, "logistic")
+    assert base == pytest.approx(_defaults.STEP_SCALE["classification"] / (0.25 * 2))
+    assert auto_step_size(1.0, True, 5.0, 10, 100, "logistic") < base
+    assert auto_step_size(2.0, True, 0.0, 10, 100, "logistic") < base
+    # The squared loss is 4x as curved as the binary log-loss, and has its own constants.
+    squared = auto_step_size(1.0, True, 0.0, 10, 100, "squared")
+    assert squared == pytest.approx(_defaults.STEP_SCALE["regression"] / 2)
+
+
+def test_epochs_are_enough_for_small_data_and_capped():
+    assert resolve_epochs(7, 100, 10) == 7
+    assert resolve_epochs("auto", 100_000, 3125) == 32  # 32 steps/epoch -> 1000 steps
+    assert resolve_epochs("auto", 10_000_000, 4096) == 20
+    assert resolve_epochs("auto", 64, 64) == 1000  # full batch: one step per epoch
+
+
+def test_scale_search_is_in_the_guarantee():
+    X, y = _classification()
+    model = DPLogisticRegression(privacy=(1.0, 1e-5), random_state=0, **AUTO).fit(X, y)
+    search = scale_noise_multiplier(1.0, 1e-5, len(X), None)
+    assert search == pytest.approx(
+        calibrate_gaussian(1.0, 1e-5).noise_multiplier / np.sqrt(SCALE_SHARES[0]))
+    assert search in _gaussians(model.dp_event_)  # composed with the training
+    accountant = PLDAccountant(value_discretization_interval=1e-4)
+    accountant.compose(model.dp_event_)
+    assert accountant.get_epsilon(1e-5) <= 1.0 + 1e-9
+    assert model.privacy_spent_[0] <= 1.0
+    assert "max_row_norm='auto'" in model.privacy_report()
+    # The training got the rest: more noise than without the search, by ~1/sqrt(0.95).
+    plain = DPLogisticRegression(privacy=(1.0, 1e-5), random_state=0, max_row_norm=3.0,
+                                 eta0="auto", max_iter="auto").fit(X, y)
+    assert plain.n_steps_ == model.n_steps_
+    assert 1.0 < model.noise_multiplier_ / plain.noise_multiplier_ < 1.1
+
+
+def test_found_bound_is_near_the_quantile_and_units_do_not_matter():
+    X, y = _classification(n=20_000)
+    norms = np.linalg.norm(X, axis=1)
+    fits = []
+    for scale in (1.0, 1000.0):
+        model = DPLogisticRegression(privacy=(1.0, 1e-5), random_state=3, **AUTO).fit(
+            X * scale, y)
+        q = np.mean(norms * scale <= model.row_norm_bound_)
+        assert 0.9 < q < 0.99
+        fits.append(model.predict(X * scale))
+    assert np.mean(fits[0] == fits[1]) > 0.97
+
+
+def test_ridge_puts_targets_on_a_public_scale():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 5)) * 0.01  # tiny features, as scikit-learn's diabetes
+    y = 150.0 + 5000.0 * X @ rng.normal(size=5) + rng.normal(size=5000)
+    from sklearn.linear_model import Ridge
+
+    # alpha is on the user's scale, as in scikit-learn: 1.0 would be strong on features this small.
+    reference = Ridge(alpha=1e-3).fit(X, y).score(X, y)
+    model = DPRidge(privacy=(2.0, 1e-5), alpha=1e-3, random_state=0, **AUTO).fit(X, y)
+    assert model.score(X, y) > reference - 0.05
+    former = DPRidge(privacy=(2.0, 1e-5), random_state=0, max_row_norm=None, eta0=0.5,
+                     max_iter=20).fit(X, y)
+    assert former.score(X, y) < 0.0  # what the former defaults gave on such data
+    assert DPRidge().max_row_norm == "auto"  # the default
+
+
+def test_infeasible_search_warns_and_spends_nothing_on_it():
+    X, y = _classification(n=150)
+    assert scale_noise_multiplier(0.5, 1e-5, 150, None) is None
+    with pytest.warns(PrivacyWarning, match="too small to find a public scale"):
+        model = DPLogisticRegression(privacy=(0.5, 1e-5), random_state=0, **AUTO).fit(X, y)
+    assert not hasattr(model, "row_norm_bound_")
+    assert _gaussians(model.dp_event_) == []  # the training alone: nothing spent on a search
+
+
+def test_share_grows_for_small_data_and_exact_ranges_without_privacy():
+    whole = calibrate_gaussian(1.0, 1e-5).noise_multiplier
+    large = scale_noise_multiplier(1.0, 1e-5, 100_000, 1)
+    small = scale_noise_multiplier(1.0, 1e-5, 2_000, 1)
+    assert large == pytest.approx(whole / np.sqrt(SCALE_SHARES[0]))
+    assert small < large  # a larger share of the budget where the search needs it
+    assert scale_noise_multiplier(float("inf"), 0.0, 10, 1) == 0.0
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(4000, 3)), rng.normal(size=(4000, 1))
+    exact = estimate_scale(X, y, 0.0, np.random.default_rng(1), "test")
+    assert exact.row_bound == pytest.approx(np.quantile(np.linalg.norm(X, axis=1), 0.98))
+    assert exact.target_center - exact.target_halfwidth == pytest.approx(np.quantile(y, 0.02))
+    assert np.all(np.abs(exact.targets(y)) <= 1.0)
+
+
+def test_search_finds_the_planned_quantiles():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(50_000, 4)), 3.0 + 2.0 * rng.normal(size=(50_000, 1))
+    noise = scale_noise_multiplier(1.0, 1e-5, len(X), 1)
+    found = estimate_scale(X, y, noise, np.random.default_rng(1), "test")
+    norms = np.linalg.norm(X, axis=1)
+    assert 0.96 < np.mean(norms <= found.row_bound) < 0.995
+    low = found.target_center - found.target_halfwidth
+    high = found.target_center + found.target_halfwidth
+    assert 0.005 < np.mean(y <= low) < 0.04 and 0.96 < np.mean(y <= high) < 0.995
+
+
+def test_auto_inside_private_pipeline_composes_with_preprocessing():
+    from skdp.pipeline import make_private_pipeline
+    from skdp.preprocessing import DPStandardScaler
+
+    X, y = _classification(n=4000)
+    pipe = make_private_pipeline(
+        DPStandardScaler(bounds=(-4.0, 4.0)),
+        DPLogisticRegression(random_state=0, **AUTO),
+        privacy=(1.0, 1e-5),
+    ).fit(X, y)
+    assert pipe.score(X, y) > 0.8
+    model = pipe[-1]
+    assert scale_noise_multiplier(1.0, 1e-5, len(X), None) in _gaussians(model.dp_event_)
+
+
+def test_ssp_on_the_public_scale():
+    # AdaSSP needs bounds: 'auto' supplies them by the same accounted search.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(20_000, 5)) * 0.01
+    y = 150.0 + 5000.0 * X @ rng.normal(size=5) + rng.normal(size=20_000)
+    model = DPRidge(privacy=(1.0, 1e-5), optimizer="ssp", max_row_norm="auto", alpha=1e-3,
+                    random_state=0).fit(X, y)
+    assert model.score(X, y) > 0.99
+    search = scale_noise_multiplier(1.0, 1e-5, len(X), 1)
+    assert search in _gaussians(model.dp_event_)
+    accountant = PLDAccountant(value_discretization_interval=1e-4)
+    assert accountant.compose(model.dp_event_).get_epsilon(1e-5) <= 1.0 + 1e-9
+    with pytest.raises(ValueError, match="cannot find a public scale"), pytest.warns(
+        PrivacyWarning
+    ):
+        DPRidge(privacy=(0.5, 1e-5), optimizer="ssp", max_row_norm="auto").fit(X[:100], y[:100])

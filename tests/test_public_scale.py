@@ -183,3 +183,18 @@ def test_ssp_on_the_public_scale():
         PrivacyWarning
     ):
         DPRidge(privacy=(0.5, 1e-5), optimizer="ssp", max_row_norm="auto").fit(X[:100], y[:100])
+
+
+def test_the_search_is_noisy_at_finite_epsilon():
+    # A search that ignored its noise would return the exact quantile every time: a broken
+    # mechanism this catches. At this n the noise moves the bound by a few grid cells.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 4))
+    noise = scale_noise_multiplier(1.0, 1e-5, len(X), None)
+    bounds = {
+        estimate_scale(X, None, noise, np.random.default_rng(seed), "test").row_bound
+        for seed in range(20)
+    }
+    exact = estimate_scale(X, None, 0.0, np.random.default_rng(0), "test").row_bound
+    assert len(bounds) > 5
+    assert all(abs(b - exact) / exact < 0.3 for b in bounds)

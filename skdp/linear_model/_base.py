@@ -194,7 +194,7 @@ class BaseDPLinearModel(BaseDPEstimator):
             step = auto_step_size(
                 row_bound, self.fit_intercept, calibration.noise_multiplier,
                 model.n_params, settings.batch_size, model.loss,
-                changes.get("l2", settings.l2),
+                changes.get("l2", settings.l2), n_features=model.n_features,
             )
             # DIFF2 steps along an estimate that sums the noisy differences of every round since
             # the last restart, so its error grows between restarts; at the full step it

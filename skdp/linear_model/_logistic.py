@@ -28,11 +28,11 @@ class DPLogisticRegression(LogitClassifierMixin, ClassifierMixin, BaseDPLinearMo
     ``max_row_norm='auto', eta0='auto', max_iter='auto'`` trains on rows divided by a public
     bound on their norms found by a small, accounted DP search, with a step size and number of
     epochs that are public functions of ``n``, ``d`` and the calibrated noise. That is
-    scale-free (one point better on Adult with rows scaled to norm <= 1) but measured 5-7
-    points behind these defaults on Fashion-MNIST, so it is not the default
-    (``docs/benchmarks.md``, "Defaults on data they were not tuned on"). Scaling statistics
-    learned from the private data outside skdp would leak outside the accounting: use
-    :mod:`skdp.preprocessing`.
+    scale-free (one point better on Adult with rows scaled to norm <= 1) but measured up to 3
+    points behind these defaults on Fashion-MNIST and 1.9 on Adult at epsilon 0.1, so it is
+    not the default (``docs/benchmarks.md``, "Defaults on data they were not tuned on").
+    Scaling statistics learned from the private data outside skdp would leak outside the
+    accounting: use :mod:`skdp.preprocessing`.
 
     Parameters
     ----------

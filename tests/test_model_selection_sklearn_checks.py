@@ -19,7 +19,7 @@ from skdp.model_selection import DPGridSearchCV, DPRandomizedSearchCV
 @parametrize_with_checks([
     DPGridSearchCV(DPLogisticRegression(max_iter=2), {"eta0": [0.5, 1.0]}, n_iter=2,
                    random_state=0),
-    DPRandomizedSearchCV(DPRidge(max_iter=5), {"eta0": [0.1, 0.5]}, n_iter=2,
+    DPRandomizedSearchCV(DPRidge(max_iter=5, max_row_norm=None), {"eta0": [0.1, 0.5]}, n_iter=2,
                          privacy=(20.0, 1e-5), random_state=0),
 ])
 def test_sklearn_compatible(estimator, check):

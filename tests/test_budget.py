@@ -24,6 +24,7 @@ import time
 import dp_accounting
 import numpy as np
 import pytest
+from _budget_helpers import dpsgd, forget_cached_states, needs_fork
 from dp_accounting.dp_event import (
     DiscreteLaplaceDpEvent,
     MixtureOfGaussiansDpEvent,
@@ -48,24 +49,6 @@ from skdp.budget._codec import CodecError, decode_spend, encode_spend
 from skdp.budget._composition import DEFAULT_ORDERS, curve_on_orders
 
 DELTA = 1e-5
-FORK = "fork" in multiprocessing.get_all_start_methods()
-needs_fork = pytest.mark.skipif(not FORK, reason="needs the fork start method")
-
-
-def dpsgd(q: float, sigma: float, steps: int) -> dp_accounting.DpEvent:
-    return dp_accounting.SelfComposedDpEvent(
-        dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), steps
-    )
-
-
-def forget_cached_states() -> None:
-    """Make the next read recompose from the file, as a fresh process would."""
-    with _ledger._CACHE_LOCK:
-        _ledger._STATES.clear()
-        _ledger._PLD_STATES.clear()
-        _ledger._COMPOSERS.clear()
-
-
 @pytest.fixture
 def ledger_path(tmp_path):
     return str(tmp_path / "patients.skdp")

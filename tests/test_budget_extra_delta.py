@@ -17,6 +17,7 @@ import multiprocessing
 import dp_accounting
 import numpy as np
 import pytest
+from _budget_helpers import dpsgd, forget_cached_states, needs_fork
 from dp_accounting.pld import PLDAccountant, common, privacy_loss_distribution
 from dp_accounting.rdp import RdpAccountant
 
@@ -25,31 +26,12 @@ from skdp.budget import (
     PrivacyBudget,
     RdpCurve,
     WithExtraDelta,
-    _ledger,
 )
 from skdp.budget._codec import CodecError, decode_spend, encode_spend
 from skdp.budget._composition import DEFAULT_ORDERS
 from skdp.budget._records import events_delta
 
 DELTA = 1e-5
-FORK = "fork" in multiprocessing.get_all_start_methods()
-needs_fork = pytest.mark.skipif(not FORK, reason="needs the fork start method")
-
-
-def dpsgd(q: float, sigma: float, steps: int) -> dp_accounting.DpEvent:
-    return dp_accounting.SelfComposedDpEvent(
-        dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), steps
-    )
-
-
-def forget_cached_states() -> None:
-    """Make the next read recompose from the file, as a fresh process would."""
-    with _ledger._CACHE_LOCK:
-        _ledger._STATES.clear()
-        _ledger._PLD_STATES.clear()
-        _ledger._COMPOSERS.clear()
-
-
 def inner(spend):
     return spend.spend if isinstance(spend, WithExtraDelta) else spend
 

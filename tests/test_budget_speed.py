@@ -16,6 +16,7 @@ import sqlite3
 import dp_accounting
 import numpy as np
 import pytest
+from _budget_helpers import dpsgd, forget_cached_states, needs_fork
 from dp_accounting.pld import PLDAccountant, privacy_loss_distribution
 from dp_accounting.rdp import RdpAccountant
 
@@ -24,24 +25,6 @@ from skdp.budget._composition import Composer
 from skdp.budget._pld import PayloadError, epsilon_for_delta, pld_from_payload, pld_to_payload
 
 DELTA = 1e-5
-FORK = "fork" in multiprocessing.get_all_start_methods()
-needs_fork = pytest.mark.skipif(not FORK, reason="needs the fork start method")
-
-
-def dpsgd(q: float, sigma: float, steps: int) -> dp_accounting.DpEvent:
-    return dp_accounting.SelfComposedDpEvent(
-        dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), steps
-    )
-
-
-def forget_cached_states() -> None:
-    """Make the next read start as in a process that never opened the ledger."""
-    with _ledger._CACHE_LOCK:
-        _ledger._STATES.clear()
-        _ledger._PLD_STATES.clear()
-        _ledger._COMPOSERS.clear()
-
-
 @pytest.fixture
 def ledger_path(tmp_path):
     return str(tmp_path / "speed.skdp")

@@ -1,0 +1,28 @@
+"""Helpers shared by the ledger's test files (test_budget*.py)."""
+
+from __future__ import annotations
+
+import multiprocessing
+
+import dp_accounting
+import pytest
+
+from skdp.budget import _ledger
+
+FORK = "fork" in multiprocessing.get_all_start_methods()
+needs_fork = pytest.mark.skipif(not FORK, reason="needs the fork start method")
+
+
+def dpsgd(q: float, sigma: float, steps: int) -> dp_accounting.DpEvent:
+    """The DpEvent of ``steps`` Poisson-sampled Gaussian steps (a DP-SGD run)."""
+    return dp_accounting.SelfComposedDpEvent(
+        dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), steps
+    )
+
+
+def forget_cached_states() -> None:
+    """Make the next read recompose from the file, as a fresh process would."""
+    with _ledger._CACHE_LOCK:
+        _ledger._STATES.clear()
+        _ledger._PLD_STATES.clear()
+        _ledger._COMPOSERS.clear()

@@ -84,21 +84,6 @@ def two_pass_floor(X: np.ndarray, n_outputs: int, repeats: int) -> float:
     return best_time(lambda: (X @ W, X.T @ R), max(repeats, 10))
 
 
-def epoch_cost(make, X, y, e_short: int, e_long: int, repeats: int) -> float:
-    """Seconds per epoch: ``(t(e_long) - t(e_short)) / (e_long - e_short)``, warm calibration,
-    the two fits interleaved and each time the minimum over ``repeats``."""
-    for epochs in (e_short, e_long):
-        make(epochs).fit(X, y)  # calibrates (cached) and warms up
-    times = {e_short: [], e_long: []}
-    for _ in range(repeats):
-        for epochs in (e_short, e_long):
-            est = make(epochs)
-            start = time.perf_counter()
-            est.fit(X, y)
-            times[epochs].append(time.perf_counter() - start)
-    return (min(times[e_long]) - min(times[e_short])) / (e_long - e_short)
-
-
 def opacus_epoch(X, y, n_outputs: int, fitted, repeats: int) -> float | None:
     """Seconds of one Opacus DP-SGD epoch of ``nn.Linear`` configured like ``fitted``."""
     try:
@@ -206,13 +191,14 @@ def bench_set(label, X, y, n_outputs, args) -> None:
     fitted = DPLogisticRegression(privacy=DP, random_state=0).fit(X, y)
     steps = fitted.n_steps_ // fitted.n_iter_
     note = f"batch {fitted.batch_size_}, {steps} steps/epoch, E {e1} vs {e2}"
-    row("skdp DPLogisticRegression, DP epoch", epoch_cost(logistic(DP), X, y, e1, e2, reps), note)
+    dp_epoch = bench.epoch_seconds(logistic(DP), X, y, e1, e2, reps)
+    row("skdp DPLogisticRegression, DP epoch", dp_epoch, note)
     row("skdp DPLogisticRegression, non-private epoch",
-        epoch_cost(logistic(NON_PRIVATE), X, y, e1, e2, reps), note)
+        bench.epoch_seconds(logistic(NON_PRIVATE), X, y, e1, e2, reps), note)
     m1, m2 = (1, 2) if big or quick else (2, 6)
     mlp = lambda e: DPMLPClassifier(privacy=DP, max_iter=e, random_state=0)  # noqa: E731
     row("skdp DPMLPClassifier (defaults), DP epoch",
-        epoch_cost(mlp, X, y, m1, m2, max(2, reps // 2)), f"E {m1} vs {m2}")
+        bench.epoch_seconds(mlp, X, y, m1, m2, max(2, reps // 2)), f"E {m1} vs {m2}")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sgd = best_time(lambda: SGDClassifier(max_iter=1, tol=None, random_state=0).fit(X, y),

@@ -19,29 +19,16 @@ Usage:
 from __future__ import annotations
 
 import argparse
-import time
 import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from _bench_common import DELTA, markdown_table, print_header
+from _bench_common import DELTA, epoch_seconds, markdown_table, print_header
 from _datasets import adult
 from sklearn.feature_extraction.text import HashingVectorizer
 
 from skdp.linear_model import DPLogisticRegression
 from skdp.neural_network import DPMLPClassifier
-
-
-def epoch_seconds(make, X, y, e_short: int, e_long: int, repeats: int) -> float:
-    make(e_short).fit(X, y)  # warm the calibration cache
-    times = {e_short: [], e_long: []}
-    for _ in range(repeats):
-        for epochs in (e_short, e_long):
-            est = make(epochs)
-            start = time.perf_counter()
-            est.fit(X, y)
-            times[epochs].append(time.perf_counter() - start)
-    return (min(times[e_long]) - min(times[e_short])) / (e_long - e_short)
 
 
 def synthetic_text(n_docs: int, words_per_doc: int, seed: int = 0):

@@ -71,6 +71,16 @@ class Calibration:
         return cls(plan, 0.0, math.inf, 0.0, "none")
 
 
+def check_calibration_target(epsilon: float, delta: float, accountant: str) -> None:
+    """Refuse a target no calibration can meet, or an accountant skdp does not have."""
+    if accountant not in ACCOUNTANTS:
+        raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {accountant!r}")
+    if not (0.0 < epsilon < math.inf):
+        raise ValueError(f"epsilon must be positive and finite to calibrate, got {epsilon}")
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1), got {delta}")
+
+
 def _epsilon_function(plan: PrivacyPlan, delta: float, accountant: str, pld_interval: float):
     def eps(sigma: float) -> float:
         return epsilon_of(
@@ -191,12 +201,7 @@ def calibrate(
     -------
     Calibration
     """
-    if accountant not in ACCOUNTANTS:
-        raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {accountant!r}")
-    if not (0.0 < epsilon < math.inf):
-        raise ValueError(f"epsilon must be positive and finite to calibrate, got {epsilon}")
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in (0, 1), got {delta}")
+    check_calibration_target(epsilon, delta, accountant)
 
     # Discretisation relative to the target: the same relative precision at every epsilon
     # (every interval gives a valid, pessimistic bound).

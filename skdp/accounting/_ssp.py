@@ -25,8 +25,13 @@ from dataclasses import dataclass
 import dp_accounting
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 
-from ._accountants import ACCOUNTANTS, epsilon_of, pld_intervals
-from ._calibration import Calibration, UnreachablePrivacyTarget, _find_sigma
+from ._accountants import epsilon_of, pld_intervals
+from ._calibration import (
+    Calibration,
+    UnreachablePrivacyTarget,
+    _find_sigma,
+    check_calibration_target,
+)
 from ._plan import NeighboringRelation
 
 __all__ = [
@@ -180,12 +185,7 @@ def calibrate_ssp(
     search on the RDP bound. The returned epsilon is the accountant's and never exceeds the
     target. Deterministic and cached: it depends on public inputs only.
     """
-    if accountant not in ACCOUNTANTS:
-        raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {accountant!r}")
-    if not (0.0 < epsilon < math.inf):
-        raise ValueError(f"epsilon must be positive and finite to calibrate, got {epsilon}")
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in (0, 1), got {delta}")
+    check_calibration_target(epsilon, delta, accountant)
     interval = pld_intervals(epsilon)[1]
     start = plan.closed_form_scale(epsilon, delta)
 

@@ -14,6 +14,20 @@ _ACCOUNTANT_NAMES = {
 }
 
 
+def guarantee_lines(calibration: Calibration) -> list[str]:
+    """The report's "guarantee" and "accountant" lines of a private calibration."""
+    interval = (
+        f", value discretisation {calibration.pld_interval:g}"
+        if calibration.pld_interval is not None
+        else ""
+    )
+    return [
+        f"  guarantee: ({calibration.epsilon:.4g}, {calibration.delta:.3g})-differential privacy",
+        f"  accountant: {_ACCOUNTANT_NAMES.get(calibration.accountant, calibration.accountant)}"
+        + interval,
+    ]
+
+
 def privacy_statement(
     calibration: Calibration | LastIterateCalibration,
     *,
@@ -46,13 +60,7 @@ def privacy_statement(
         )
     plan = calibration.plan
     lines += [
-        f"  guarantee: ({calibration.epsilon:.4g}, {calibration.delta:.3g})-differential privacy",
-        f"  accountant: {_ACCOUNTANT_NAMES.get(calibration.accountant, calibration.accountant)}"
-        + (
-            f", value discretisation {calibration.pld_interval:g}"
-            if calibration.pld_interval is not None
-            else ""
-        ),
+        *guarantee_lines(calibration),
         "  unit of privacy: one row (its features and label); neighbouring datasets: "
         f"{plan.neighboring_relation.describe()}",
     ]

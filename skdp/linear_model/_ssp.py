@@ -33,7 +33,7 @@ from .._engine._ssp import (
 from .._leaks import warn_if_preprocessed_without_dp
 from .._validation import check_privacy, warn_if_delta_large
 from ..accounting import Calibration
-from ..accounting._report import _ACCOUNTANT_NAMES, _fact_lines
+from ..accounting._report import _fact_lines, guarantee_lines
 from ..accounting._ssp import SSPPlan, calibrate_ssp, ssp_sensitivities
 
 __all__ = ["SSPBounds", "fit_ssp"]
@@ -227,16 +227,10 @@ def ssp_statement(
         )
         return "\n".join(lines)
     m = calibration.plan.without_priors().noise_multipliers(calibration.noise_multiplier)
-    interval = (
-        f", value discretisation {calibration.pld_interval:g}"
-        if calibration.pld_interval is not None else ""
-    )
     shape = {"goe": "symmetric GOE noise: diagonal std as given, off-diagonal std / sqrt(2)",
              "mirror": "symmetric noise: iid upper triangle, mirrored"}[params.symmetric_noise]
     lines += [
-        f"  guarantee: ({calibration.epsilon:.4g}, {calibration.delta:.3g})-differential privacy",
-        f"  accountant: {_ACCOUNTANT_NAMES.get(calibration.accountant, calibration.accountant)}"
-        + interval,
+        *guarantee_lines(calibration),
         "  unit of privacy: one row (its features and label); neighbouring datasets: add or "
         "remove one row (equivalently zero-out)",
         "  mechanism: three Gaussian releases of statistics of the clipped rows, composed "

@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ._engine._glm import rescale_rows
+from ._engine._sparse import canonical_csr, csr_row_norms
 from ._validation import PrivacyWarning
 from .preprocessing._base import calibrate_gaussian
 from .preprocessing._bounds import _LAST_FEASIBLE_TAIL, plan_quantiles, search_quantiles
@@ -36,7 +37,6 @@ __all__ = [
     "PublicScale",
     "scale_noise_multiplier",
     "estimate_scale",
-    "given_scale",
 ]
 
 #: Fractions of the fit's Gaussian-DP mu^2 the search may get, smallest first: the first one
@@ -59,15 +59,15 @@ class PublicScale:
     """Public scale of a fit: rows clipped to ``row_bound`` and divided by it; targets centred on
     ``target_center`` and divided by ``target_halfwidth`` (per output), then clipped to [-1, 1].
 
-    ``noise_multiplier`` is that of the search that found them (``None`` when they were given,
-    0 for a non-private fit). Everything here is released (a DP output or public input).
+    ``noise_multiplier`` is that of the search that found them (0 for a non-private fit), at
+    ``row_quantile`` of the row norms. Everything here is released (a DP output).
     """
 
     row_bound: float
-    target_center: np.ndarray | None = None
-    target_halfwidth: np.ndarray | None = None
-    noise_multiplier: float | None = None
-    row_quantile: float | None = None
+    target_center: np.ndarray | None
+    target_halfwidth: np.ndarray | None
+    noise_multiplier: float
+    row_quantile: float
 
     @property
     def scales_targets(self) -> bool:
@@ -90,8 +90,6 @@ class PublicScale:
 
     def facts(self, owner: str) -> list[str]:
         """Lines for the privacy report."""
-        if self.noise_multiplier is None:
-            return []
         what = f"the {self.row_quantile:.3g}-quantile of the row norms of X"
         if self.scales_targets:
             what += f" and the {TARGET_QUANTILES[0]:g}/{TARGET_QUANTILES[1]:g}-quantiles of y"
@@ -142,15 +140,10 @@ def scale_noise_multiplier(
 
 
 def row_norms(X) -> np.ndarray:
+    """``||x_i||`` of every row, in float64 (the engine's own routine for sparse rows)."""
     if sp.issparse(X):
-        X = sp.csr_array(X)
-        return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+        return csr_row_norms(canonical_csr(X, np.float64))
     return np.linalg.norm(np.asarray(X, dtype=np.float64), axis=1)
-
-
-def given_scale(row_bound: float) -> PublicScale:
-    """The scale of a user's public ``max_row_norm`` (free)."""
-    return PublicScale(float(row_bound))
 
 
 def estimate_scale(

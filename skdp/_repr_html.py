@@ -163,8 +163,7 @@ def pipeline_privacy_html(pipeline) -> str:
         f"<td>{escape(_guarantee(step.privacy_spent_))}</td>"
         f"<td>{escape(_fmt(getattr(step, 'noise_multiplier_', None)))}</td>"
         "</tr>"
-        for path, step in steps
-        if hasattr(step, "privacy_spent_")
+        for path, step in steps  # fitted DP steps only (iter_dp_steps skips unfitted branches)
     )
     table = (
         "<table><caption>Steps (each step's own share)</caption>"

@@ -120,9 +120,11 @@ def layout_of(steps: list[tuple[str, object]], input_is_sparse: bool) -> Pipelin
 def iter_dp_steps(obj, path: str, fitted: bool) -> Iterator[tuple[str, object]]:
     """``(path, step)`` of every skdp transformer and estimator inside ``obj``: the objects of
     the (unfitted) tree, or with ``fitted`` the fitted ones (clones made by
-    ``ColumnTransformer`` and ``TransformedTargetRegressor``)."""
+    ``ColumnTransformer`` and ``TransformedTargetRegressor``; a ``ColumnTransformer`` branch
+    that selected no column is never fitted, released nothing, and is not listed)."""
     if isinstance(obj, BaseDPTransformer | BaseDPEstimator):
-        yield path, obj
+        if not fitted or hasattr(obj, "privacy_spent_"):
+            yield path, obj
     elif isinstance(obj, Pipeline):
         for name, step in obj.steps:
             yield from iter_dp_steps(step, f"{path}__{name}" if path else name, fitted)

@@ -246,9 +246,7 @@ class PrivatePipeline(PrivacyReprMixin, Pipeline):
         fitted = dict(iter_dp_steps(self, "", fitted=True))
         for path, allocation in plan.steps.items():
             step = fitted.get(path)
-            if step is None or not hasattr(step, "noise_multiplier_"):
-                # A ColumnTransformer branch that selected no column is never fitted: it read
-                # no row and released nothing.
+            if step is None:  # e.g. a ColumnTransformer branch that selected no column
                 continue
             expected = allocation.noise_multiplier if step._release_weights() else 0.0
             if step.noise_multiplier_ != expected or (

@@ -47,7 +47,7 @@ def pipeline_report(pipeline, plan, fitted: dict, free_steps) -> str:
     for path in plan.steps:
         step = fitted.get(path)
         lines.append(f"  step {path!r}:")
-        if step is None or not hasattr(step, "privacy_spent_"):
+        if step is None:
             lines.append("    not fitted (e.g. no column selected): released nothing")
             continue
         lines += ["    " + line for line in step.privacy_report().splitlines()]

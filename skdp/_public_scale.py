@@ -88,6 +88,17 @@ class PublicScale:
             return targets
         return np.clip((targets - self.target_center) / self.target_halfwidth, -1.0, 1.0)
 
+    def to_user_units(
+        self, coef: np.ndarray, intercept: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Coefficients ``(n_outputs, n_features)`` and intercepts fitted on this scale, in the
+        user's units (post-processing)."""
+        coef = coef / self.row_bound
+        if self.scales_targets:
+            coef = coef * self.target_halfwidth[:, None]
+            intercept = intercept * self.target_halfwidth + self.target_center
+        return coef, intercept
+
     def facts(self, owner: str) -> list[str]:
         """Lines for the privacy report."""
         what = f"the {self.row_quantile:.3g}-quantile of the row norms of X"

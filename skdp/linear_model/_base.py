@@ -122,11 +122,8 @@ class BaseDPLinearModel(BaseDPEstimator):
         )
         scale = self._fit_scale
         del self._fit_scale
-        if scale is not None:  # back to the user's units (post-processing)
-            coef, intercept = coef / scale.row_bound, intercept
-            if scale.scales_targets:
-                coef = coef * scale.target_halfwidth[:, None]
-                intercept = intercept * scale.target_halfwidth + scale.target_center
+        if scale is not None:
+            coef, intercept = scale.to_user_units(coef, intercept)
             self.row_norm_bound_ = scale.row_bound
         return coef, intercept
 

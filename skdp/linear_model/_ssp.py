@@ -187,9 +187,8 @@ def fit_ssp(estimator, X, targets: np.ndarray, bounds_fn: BoundsFunction):
     )
     coef = W[:n_features].T
     intercept = c * W[n_features] if c is not None else np.zeros(n_targets)
-    if scale is not None:  # back to the user's units (post-processing)
-        coef = coef / scale.row_bound * scale.target_halfwidth[:, None]
-        intercept = intercept * scale.target_halfwidth + scale.target_center
+    if scale is not None:
+        coef, intercept = scale.to_user_units(coef, intercept)
         estimator.row_norm_bound_ = scale.row_bound
     return coef, intercept
 

@@ -576,6 +576,7 @@ def test_multi_run_audit_has_teeth(monkeypatch, breaker):
 def test_logistic_reference_is_unchanged():
     """Guard: the registry change leaves the SGD optimizers' validation as it was."""
     X, y = regression(n=200)
-    clf = DPLogisticRegression(privacy=INF, max_iter=2).fit(X, (y > 0).astype(int))
+    # Seeded and 20 epochs: two unseeded epochs scored 0.825 in one CI run (0.835-0.99 over seeds).
+    clf = DPLogisticRegression(privacy=INF, max_iter=20, random_state=0).fit(X, (y > 0).astype(int))
     ref = LogisticRegression().fit(X, (y > 0).astype(int))
     assert clf.score(X, (y > 0).astype(int)) > ref.score(X, (y > 0).astype(int)) - 0.1

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import dp_accounting
 from dp_accounting.gaussian_mechanism import get_sigma_gaussian
 
-from ._accountants import epsilon_of, pld_intervals
+from ._accountants import FINEST_RELATIVE, epsilon_of, pld_intervals
 from ._calibration import (
     Calibration,
     UnreachablePrivacyTarget,
@@ -186,7 +186,7 @@ def calibrate_ssp(
     target. Deterministic and cached: it depends on public inputs only.
     """
     check_calibration_target(epsilon, delta, accountant)
-    interval = pld_intervals(epsilon)[1]
+    interval = pld_intervals(epsilon, fine_relative=FINEST_RELATIVE)[1]
     start = plan.closed_form_scale(epsilon, delta)
 
     def eps_at(scale: float) -> float:

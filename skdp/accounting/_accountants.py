@@ -36,8 +36,9 @@ ACCOUNTANTS = ("pld", "rdp")
 # calibration accepts any epsilon within 0.5% below the target anyway.
 FINE_PLD_INTERVAL = 1e-4  # dp_accounting's default, for epsilon_of without a target
 _FINE_RELATIVE, _COARSE_RELATIVE = 2.5e-4, 2e-3
-# A few unsampled Gaussians (AdaSSP's release) compose in milliseconds at any interval: they keep
-# the finer 1e-4, at which the AdaSSP spec's constants were computed.
+# Where many separately built PLDs are composed (the ledger: each spend adds its rounding) and
+# where they are cheap at any interval (AdaSSP's few unsampled Gaussians, whose spec constants
+# were computed at 1e-4), the finer rule stays.
 FINEST_RELATIVE = 1e-4
 
 

@@ -48,7 +48,12 @@ import numpy as np
 from dp_accounting.pld import privacy_loss_distribution
 from dp_accounting.rdp import rdp_privacy_accountant
 
-from ..accounting._accountants import make_accountant, pld_intervals, quiet_accounting_logs
+from ..accounting._accountants import (
+    FINEST_RELATIVE,
+    make_accountant,
+    pld_intervals,
+    quiet_accounting_logs,
+)
 from ..accounting._plan import NeighboringRelation
 from ..accounting._relations import rdp_equivalent
 from ._codec import encode_spend
@@ -109,15 +114,18 @@ class UnsupportedSpendError(ValueError):
 def pld_interval_for(reference_epsilon: float) -> float:
     """PLD value discretisation for composing a total of about ``reference_epsilon``.
 
-    The rule of calibration (:func:`skdp.accounting._accountants.pld_intervals`, fine interval:
-    ``epsilon / 10^4``), rounded down to a power of two. Why relative to the total and not to
+    ``epsilon / 10^4`` (:func:`skdp.accounting._accountants.pld_intervals` with
+    ``FINEST_RELATIVE``), rounded down to a power of two. A ledger composes the PLDs of up to
+    thousands of separate spends, each adding its rounding, so it keeps this finer rule where
+    calibrating one plan uses ``epsilon / 4000`` (at 1/4000 a ledger of 1,110 DP-SGD spends read
+    116.4 instead of 96.2 at delta 0.5). Why relative to the total and not to
     the budget: the pessimistic rounding error adds up over every composed step, so the interval
     a budget of 10 would suggest (1e-3) overstates a total of 0.075 by a third (see
     ``pld_intervals``). Why a power of two: the interval only changes when the total doubles, so
     the composed state can be reused between spends, and every process picks the same interval
     for the same spends.
     """
-    target = pld_intervals(max(reference_epsilon, 0.0))[1]
+    target = pld_intervals(max(reference_epsilon, 0.0), fine_relative=FINEST_RELATIVE)[1]
     return math.ldexp(1.0, max(math.floor(math.log2(target)), _MIN_INTERVAL_LOG2))
 
 

@@ -66,6 +66,18 @@ def test_epochs_are_enough_for_small_data_and_capped():
     assert resolve_epochs("auto", 100_000, 3125) == 32  # 32 steps/epoch -> 1000 steps
     assert resolve_epochs("auto", 10_000_000, 4096) == 20
     assert resolve_epochs("auto", 64, 64) == 1000  # full batch: one step per epoch
+    # An estimator's measured mini-batch epochs replace the rule, except at full batch.
+    assert resolve_epochs("auto", 100_000, 3125, mini_batch_epochs=20) == 20
+    assert resolve_epochs("auto", 64, 64, mini_batch_epochs=20) == 1000
+
+
+def test_logistic_auto_epochs_are_20_minibatch_and_1000_full_batch_rounds():
+    X, y = _classification(n=640)
+    sgd = DPLogisticRegression(privacy=(1.0, 1e-5), random_state=0).fit(X, y)
+    assert (sgd.n_iter_, sgd.n_steps_) == (20, 20 * 10)  # batch 64: 10 steps per epoch
+    diff2 = DPLogisticRegression(privacy=(1.0, 1e-5), optimizer="diff2", random_state=0).fit(X, y)
+    assert diff2.n_steps_ == 1000
+    assert DPLogisticRegression(max_iter=7, optimizer="diff2").fit(X, y).n_steps_ == 7
 
 
 def test_scale_search_is_in_the_guarantee():
@@ -82,7 +94,7 @@ def test_scale_search_is_in_the_guarantee():
     assert "max_row_norm='auto'" in model.privacy_report()
     # The training got the rest: more noise than without the search, by ~1/sqrt(0.95).
     plain = DPLogisticRegression(privacy=(1.0, 1e-5), random_state=0, max_row_norm=3.0,
-                                 eta0="auto", max_iter="auto").fit(X, y)
+                                 eta0="auto", max_iter=model.n_iter_).fit(X, y)
     assert plain.n_steps_ == model.n_steps_
     assert 1.0 < model.noise_multiplier_ / plain.noise_multiplier_ < 1.1
 

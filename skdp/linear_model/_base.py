@@ -19,7 +19,7 @@ from .._base import (
 )
 from .._engine._device import seed_sequence
 from .._engine._glm import CLIP_SAFETY, GLMLoss, LinearModel, rescale_rows
-from .._engine._noisy_sgd import SGDSettings
+from .._engine._noisy_sgd import SGDSettings, steps_per_epoch
 from .._engine._optimizers import OPTIMIZER_NAMES, describe_optimizer
 from .._public_scale import estimate_scale, scale_noise_multiplier
 from .._validation import PrivacyWarning
@@ -57,6 +57,19 @@ class BaseDPLinearModel(BaseDPEstimator):
     }
 
     # Implemented by subclasses -------------------------------------------------------------
+    #: ``(eta0, epochs)`` that ``eta0='auto'`` and ``max_iter='auto'`` mean for a mini-batch run
+    #: on the user's own row scale (``max_row_norm`` None or a float): an estimator's constants
+    #: measured on its usual data, where the scale-free rules (``_defaults``) were not as good.
+    #: ``None``: the rules apply everywhere. Full-batch runs and runs on the public scale that
+    #: ``max_row_norm='auto'`` finds always use the rules.
+    _USER_SCALE_DEFAULTS: tuple[float, int] | None = None
+
+    def _user_scale_defaults(self, n_samples: int, batch_size: int) -> tuple[float, int] | None:
+        """The estimator's measured ``(eta0, epochs)`` where they apply, else ``None``."""
+        if self.max_row_norm == "auto" or steps_per_epoch(n_samples, batch_size) == 1:
+            return None
+        return self._USER_SCALE_DEFAULTS
+
     def _l2_strength(self, n_samples: int) -> float:
         raise NotImplementedError
 
@@ -72,11 +85,14 @@ class BaseDPLinearModel(BaseDPEstimator):
             # or trained; the engine checks the same conditions again.
             self._check_last_iterate(model, l2)
         batch_size = resolve_batch_size(self.batch_size, n_samples, self.optimizer)
+        user_scale = self._user_scale_defaults(n_samples, batch_size)
         settings = SGDSettings(
             n_samples=n_samples,
             batch_size=batch_size,
-            epochs=resolve_epochs(self.max_iter, n_samples, batch_size),
-            learning_rate=self._initial_step_size(model, l2, last_iterate),
+            epochs=resolve_epochs(
+                self.max_iter, n_samples, batch_size, None if user_scale is None else user_scale[1]
+            ),
+            learning_rate=self._initial_step_size(model, l2, last_iterate, user_scale),
             max_grad_norm=float(self.max_grad_norm),
             l2=l2,
             average=resolve_average(self.average),
@@ -127,13 +143,19 @@ class BaseDPLinearModel(BaseDPEstimator):
             self.row_norm_bound_ = scale.row_bound
         return coef, intercept
 
-    def _initial_step_size(self, model: LinearModel, l2: float, last_iterate: bool) -> float:
-        """``eta0``; for ``'auto'`` a placeholder that only fixes the shape of a decaying
-        schedule (scale-free) until the noise is calibrated (_settings_after_calibration),
-        except under the last-iterate bound, whose plan needs the step: ``1 / M``, half its
-        limit (every per-example step then contracts)."""
+    def _initial_step_size(
+        self, model: LinearModel, l2: float, last_iterate: bool,
+        user_scale: tuple[float, int] | None = None,
+    ) -> float:
+        """``eta0``; for ``'auto'`` the estimator's measured step on the user's scale (mini-batch),
+        else a placeholder that only fixes the shape of a decaying schedule (scale-free) until
+        the noise is calibrated (_settings_after_calibration), except under the last-iterate
+        bound, whose plan needs the step: ``1 / M``, half its limit (every per-example step
+        then contracts)."""
         if self.eta0 != "auto":
             return float(self.eta0)
+        if user_scale is not None and not last_iterate:
+            return float(user_scale[0])
         if last_iterate:
             return 1.0 / model.smoothness(self.max_row_norm, l2)
         return 1.0
@@ -184,7 +206,8 @@ class BaseDPLinearModel(BaseDPEstimator):
             # The penalty is on the coefficients in the user's units (scikit-learn's objective):
             # on rows divided by B (and targets divided by h) that is l2 / B^2.
             changes["l2"] = settings.l2 / scale.row_bound**2
-        if self.eta0 == "auto" and self.accountant != "last_iterate":
+        user_scale = self._user_scale_defaults(settings.n_samples, settings.batch_size)
+        if self.eta0 == "auto" and self.accountant != "last_iterate" and user_scale is None:
             row_bound = 1.0 if scale is not None else (
                 float(self.max_row_norm) if self._given_row_norm() else None
             )

@@ -47,7 +47,8 @@ def test_pmfs_equal_dp_accountings(sigma, q, interval):
     theirs = pld_module.from_gaussian_mechanism(
         sigma, value_discretization_interval=interval, sampling_prob=q)
     assert ours._symmetric == theirs._symmetric
-    for (lo_a, probs_a, inf_a), (lo_b, probs_b, inf_b) in zip(_pmfs(ours), _pmfs(theirs), strict=True):
+    pairs = zip(_pmfs(ours), _pmfs(theirs), strict=True)
+    for (lo_a, probs_a, inf_a), (lo_b, probs_b, inf_b) in pairs:
         np.testing.assert_array_equal(lo_a, lo_b)
         np.testing.assert_allclose(probs_a, probs_b, rtol=1e-9, atol=1e-300)
         assert inf_a == pytest.approx(inf_b, rel=1e-9, abs=1e-300)

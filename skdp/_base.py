@@ -281,6 +281,11 @@ class BaseDPEstimator(PrivacyReprMixin, AllocatedMixin, BaseEstimator):
         """``(X, targets, report lines)`` on the training scale; unchanged by default."""
         return X, targets, []
 
+    def _settings_for_privacy(self, settings: SGDSettings, epsilon: float) -> SGDSettings:
+        """Settings chosen from the target epsilon (public), before planning; ``settings`` by
+        default."""
+        return settings
+
     def _settings_after_calibration(
         self, settings: SGDSettings, calibration, model: DPModel
     ) -> SGDSettings:
@@ -319,8 +324,10 @@ class BaseDPEstimator(PrivacyReprMixin, AllocatedMixin, BaseEstimator):
         if not np.isinf(epsilon) and allocation is None:  # a pipeline warns with its own delta
             warn_if_delta_large(delta, settings.n_samples)
 
-        # 1. Plan: from public quantities only (n, d, hyperparameters). The accountant picks
-        # the optimizer's variant (the last-iterate one refuses runs its bound does not cover).
+        # 1. Plan: from public quantities only (n, d, hyperparameters, the target). The
+        # accountant picks the optimizer's variant (the last-iterate one refuses runs its bound
+        # does not cover).
+        settings = self._settings_for_privacy(settings, epsilon)
         optimizer = make_optimizer(self.optimizer, settings, self.accountant)
         plan = optimizer.plan()
         if allocation is not None:

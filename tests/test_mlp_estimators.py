@@ -102,6 +102,24 @@ def test_non_private_fit_is_as_accurate_as_scikit_learn_sgd(multiclass):
     assert ours.score(Xte, yte) >= sk.score(Xte, yte) - 0.02
 
 
+def test_auto_step_is_the_private_one_or_the_non_private_one():
+    """The private step (2.0) on unclipped gradients stayed at chance level on digits: without
+    privacy 'auto' takes the smaller step, with privacy the measured one."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    X = X / 16.0
+    Xtr, Xte, ytr, yte = X[:1200], X[1200:], y[:1200], y[1200:]
+    plain = DPMLPClassifier(privacy=INF, random_state=0).fit(Xtr, ytr)
+    assert plain.learning_rate_ == 0.5
+    assert plain.score(Xte, yte) > 0.85
+    at_private_step = DPMLPClassifier(privacy=INF, learning_rate_init=2.0, random_state=0)
+    assert at_private_step.fit(Xtr, ytr).score(Xte, yte) < 0.5  # why 'auto' differs
+    assert DPMLPClassifier(privacy=(1.0, 1e-5), max_iter=1).fit(Xtr, ytr).learning_rate_ == 2.0
+    assert DPMLPRegressor(privacy=INF, max_iter=1).fit(Xtr, ytr / 10.0).learning_rate_ == 0.125
+    assert DPMLPRegressor(max_iter=1).fit(Xtr, ytr / 10.0).learning_rate_ == 0.5
+
+
 @pytest.mark.parametrize("accountant", ["pld", "rdp"])
 def test_private_fit_accounting(multiclass, accountant):
     X, y = multiclass

@@ -25,23 +25,11 @@ interference from other processes). Usage::
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
+from _threads import pin_threads  # first: it sets the thread counts before numpy loads
 
-def _threads_from_argv(argv: list[str]) -> int:
-    """The thread count, read before numpy and torch start their thread pools."""
-    for i, arg in enumerate(argv):
-        if arg == "--threads" and i + 1 < len(argv):
-            return int(argv[i + 1])
-        if arg.startswith("--threads="):
-            return int(arg.split("=", 1)[1])
-    return 1
-
-
-_THREADS = _threads_from_argv(sys.argv[1:])
-for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[_var] = str(_THREADS)
+_THREADS = pin_threads(default=1)
 
 import time  # noqa: E402
 import warnings  # noqa: E402

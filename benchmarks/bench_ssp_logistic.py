@@ -40,24 +40,11 @@ Usage::
 
 from __future__ import annotations
 
-import os
 import sys
 
+from _threads import pin_threads  # first: it sets the thread counts before numpy loads
 
-def _threads_from_argv(argv: list[str]) -> int | None:
-    """``--threads``, read before numpy and torch start their thread pools."""
-    for i, arg in enumerate(argv):
-        if arg == "--threads" and i + 1 < len(argv):
-            return int(argv[i + 1])
-        if arg.startswith("--threads="):
-            return int(arg.split("=", 1)[1])
-    return None
-
-
-_THREADS = _threads_from_argv(sys.argv[1:])
-if _THREADS:
-    for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[_var] = str(_THREADS)
+_THREADS = pin_threads()
 
 import argparse  # noqa: E402
 import json  # noqa: E402

@@ -47,6 +47,14 @@ def test_hyperparameters_depend_on_public_quantities_only():
     assert a.learning_rate_ == b.learning_rate_
     assert (a.n_iter_, a.batch_size_, a.noise_multiplier_) == (
         b.n_iter_, b.batch_size_, b.noise_multiplier_)
+    # The defaults of diff2 (full batch: the noise-damped rule) and of the MLP ('auto' step).
+    from skdp.neural_network import DPMLPClassifier
+
+    for make in (lambda: DPLogisticRegression(optimizer="diff2", random_state=0),
+                 lambda: DPMLPClassifier(hidden_layer_sizes=(4,), max_iter=2, random_state=0)):
+        a, b = make().fit(X1, y1), make().fit(X2, y2)
+        assert (a.learning_rate_, a.n_steps_, a.noise_multiplier_) == (
+            b.learning_rate_, b.n_steps_, b.noise_multiplier_)
 
 
 def test_step_size_shrinks_with_noise_and_row_scale():

@@ -281,8 +281,10 @@ class BaseDPEstimator(PrivacyReprMixin, AllocatedMixin, BaseEstimator):
         """``(X, targets, report lines)`` on the training scale; unchanged by default."""
         return X, targets, []
 
-    def _settings_for_privacy(self, settings: SGDSettings, epsilon: float) -> SGDSettings:
-        """Settings chosen from the target epsilon (public), before planning; ``settings`` by
+    def _settings_for_privacy(
+        self, settings: SGDSettings, epsilon: float, delta: float, model: DPModel
+    ) -> SGDSettings:
+        """Settings chosen from the target (public), before planning; ``settings`` by
         default."""
         return settings
 
@@ -327,7 +329,7 @@ class BaseDPEstimator(PrivacyReprMixin, AllocatedMixin, BaseEstimator):
         # 1. Plan: from public quantities only (n, d, hyperparameters, the target). The
         # accountant picks the optimizer's variant (the last-iterate one refuses runs its bound
         # does not cover).
-        settings = self._settings_for_privacy(settings, epsilon)
+        settings = self._settings_for_privacy(settings, epsilon, delta, model)
         optimizer = make_optimizer(self.optimizer, settings, self.accountant)
         plan = optimizer.plan()
         if allocation is not None:

@@ -6,6 +6,8 @@ must be accounted in the fit's guarantee, and the fit must not depend on the dat
 
 from __future__ import annotations
 
+import math
+
 import dp_accounting
 import numpy as np
 import pytest
@@ -86,6 +88,20 @@ def test_logistic_auto_epochs_are_20_minibatch_and_1000_full_batch_rounds():
     diff2 = DPLogisticRegression(privacy=(1.0, 1e-5), optimizer="diff2", random_state=0).fit(X, y)
     assert diff2.n_steps_ == 1000
     assert DPLogisticRegression(max_iter=7, optimizer="diff2").fit(X, y).n_steps_ == 7
+
+
+def test_epochs_grow_with_epsilon_only_where_the_noise_is_small():
+    from skdp.linear_model._defaults import MAX_GROWN_EPOCHS, QUIET_NOISE, grown_epochs
+
+    assert grown_epochs(20, 1.0, 0.01) == 20 and grown_epochs(20, math.inf, 0.0) == 20
+    assert grown_epochs(20, 4.0, 0.01) == round(20 * 4.0**0.8)
+    assert grown_epochs(20, 4.0, QUIET_NOISE * 1.01) == 20  # noisy runs keep the default
+    assert grown_epochs(20, 1e6, 0.0) == MAX_GROWN_EPOCHS
+    X, y = _classification(n=20_000)
+    assert DPLogisticRegression(privacy=(4.0, 1e-5), random_state=0).fit(X, y).n_iter_ == 61
+    assert DPLogisticRegression(privacy=(4.0, 1e-5), max_iter=20).fit(X, y).n_iter_ == 20
+    small_X, small_y = _classification(n=300, d=40)  # batch 64, 41 parameters: nu > 0.1
+    assert DPLogisticRegression(privacy=(4.0, 1e-5)).fit(small_X, small_y).n_iter_ == 20
 
 
 def test_scale_search_is_in_the_guarantee():

@@ -20,11 +20,11 @@ from .._base import (
 from .._engine._device import seed_sequence
 from .._engine._glm import CLIP_SAFETY, GLMLoss, LinearModel, rescale_rows
 from .._engine._noisy_sgd import SGDSettings, steps_per_epoch
-from .._engine._optimizers import OPTIMIZER_NAMES, describe_optimizer
+from .._engine._optimizers import OPTIMIZER_NAMES, describe_optimizer, make_optimizer
 from .._public_scale import estimate_scale, scale_noise_multiplier
 from .._validation import PrivacyWarning
-from ..accounting import ACCOUNTANTS
-from ._defaults import auto_step_size, resolve_epochs
+from ..accounting import ACCOUNTANTS, calibrate
+from ._defaults import auto_step_size, grown_epochs, noise_level, resolve_epochs
 
 __all__ = ["BaseDPLinearModel", "LINEAR_ACCOUNTANTS"]
 
@@ -198,6 +198,21 @@ class BaseDPLinearModel(BaseDPEstimator):
         )
         self._fit_scale = scale
         return scale.rows(X), scale.targets(targets), scale.facts("max_row_norm='auto':")
+
+    def _settings_for_privacy(self, settings, epsilon, delta, model):
+        # max_iter='auto' on the user's scale: the measured epochs, more at a large epsilon
+        # where the noise is small (_defaults.grown_epochs). Public: n, p, the target and the
+        # calibrated noise of the default run (cached), never the data.
+        user_scale = self._user_scale_defaults(settings.n_samples, settings.batch_size)
+        if (self.max_iter != "auto" or user_scale is None or self.accountant == "last_iterate"
+                or not 1.0 < epsilon < math.inf):
+            return settings
+        plan = make_optimizer(self.optimizer, settings, self.accountant).plan()
+        noise = calibrate(plan, epsilon, delta, self.accountant).noise_multiplier
+        nu = noise_level(noise, model.n_params, settings.batch_size)
+        epochs = grown_epochs(settings.epochs, epsilon, nu)
+        return settings if epochs == settings.epochs else dataclasses.replace(
+            settings, epochs=epochs)
 
     def _settings_after_calibration(self, settings, calibration, model):
         changes = {}

@@ -83,7 +83,9 @@ class BaseDPMLP(BaseDPEstimator):
             )
         return (n_features, *(int(h) for h in hidden), n_outputs)
 
-    def _settings_for_privacy(self, settings: SGDSettings, epsilon: float) -> SGDSettings:
+    def _settings_for_privacy(
+        self, settings: SGDSettings, epsilon: float, delta: float, model
+    ) -> SGDSettings:
         # Without privacy nothing is clipped, and the private step (2.0 for the classifier)
         # left digits and Fashion-MNIST at chance level and made the regressor diverge.
         if self.learning_rate_init == "auto" and math.isinf(epsilon):

@@ -93,7 +93,8 @@ def test_logistic_auto_epochs_are_20_minibatch_and_1000_full_batch_rounds():
 def test_epochs_grow_with_epsilon_only_where_the_noise_is_small():
     from skdp.linear_model._defaults import MAX_GROWN_EPOCHS, QUIET_NOISE, grown_epochs
 
-    assert grown_epochs(20, 1.0, 0.01) == 20 and grown_epochs(20, math.inf, 0.0) == 20
+    assert grown_epochs(20, 1.0, 0.01) == 20
+    assert grown_epochs(20, math.inf, 0.0) == MAX_GROWN_EPOCHS  # no noise: the limit
     assert grown_epochs(20, 4.0, 0.01) == round(20 * 4.0**0.8)
     assert grown_epochs(20, 4.0, QUIET_NOISE * 1.01) == 20  # noisy runs keep the default
     assert grown_epochs(20, 1e6, 0.0) == MAX_GROWN_EPOCHS

@@ -205,11 +205,13 @@ class BaseDPLinearModel(BaseDPEstimator):
         # calibrated noise of the default run (cached), never the data.
         user_scale = self._user_scale_defaults(settings.n_samples, settings.batch_size)
         if (self.max_iter != "auto" or user_scale is None or self.accountant == "last_iterate"
-                or not 1.0 < epsilon < math.inf):
+                or epsilon <= 1.0):
             return settings
-        plan = make_optimizer(self.optimizer, settings, self.accountant).plan()
-        noise = calibrate(plan, epsilon, delta, self.accountant).noise_multiplier
-        nu = noise_level(noise, model.n_params, settings.batch_size)
+        nu = 0.0
+        if not math.isinf(epsilon):
+            plan = make_optimizer(self.optimizer, settings, self.accountant).plan()
+            noise = calibrate(plan, epsilon, delta, self.accountant).noise_multiplier
+            nu = noise_level(noise, model.n_params, settings.batch_size)
         epochs = grown_epochs(settings.epochs, epsilon, nu)
         return settings if epochs == settings.epochs else dataclasses.replace(
             settings, epochs=epochs)

@@ -52,9 +52,12 @@ MAX_GROWN_EPOCHS = 100
 
 def grown_epochs(epochs: int, epsilon: float, nu: float) -> int:
     """``epochs`` (the measured default) grown with ``epsilon > 1`` where the noise level ``nu``
-    of that default run is at most ``QUIET_NOISE``; at most ``MAX_GROWN_EPOCHS``."""
-    if not (1.0 < epsilon < math.inf) or nu > QUIET_NOISE:
+    of that default run is at most ``QUIET_NOISE``; at most ``MAX_GROWN_EPOCHS``, which is also
+    the limit without privacy (no noise: nothing but iterations limits the fit)."""
+    if epsilon <= 1.0 or nu > QUIET_NOISE:
         return epochs
+    if math.isinf(epsilon):
+        return max(epochs, MAX_GROWN_EPOCHS)
     return int(min(MAX_GROWN_EPOCHS, max(epochs, round(epochs * epsilon**EPOCH_GROWTH))))
 
 

@@ -96,10 +96,10 @@ default='constant'
         for the same privacy. ``'auto'``: 20 epochs for mini-batch runs on the user's scale (the
         measured default, as for ``eta0``), grown to ``20 epsilon^0.8`` (at most 100) at epsilon
         above 1 when the noise of the 20-epoch run on a mean gradient is small (at most 0.1 of
-        the clipping bound: large data); otherwise enough epochs for 1000 steps and at least
-        20 (a public function of ``n`` and the batch size; full-batch ``'diff2'`` makes one
-        step, a round, per epoch: with 20 rounds it was 2.8-7.3 points behind noisy_sgd on
-        Adult).
+        the clipping bound: large data), and 100 without privacy; otherwise enough epochs for
+        1000 steps and at least 20 (a public function of ``n`` and the batch size; full-batch
+        ``'diff2'`` makes one step, a round, per epoch: with 20 rounds it was 2.8-7.3 points
+        behind noisy_sgd on Adult).
     C : float, default=1.0
         Inverse L2 regularisation strength, as in scikit-learn's ``LogisticRegression``;
         ``np.inf`` for no penalty.

@@ -200,6 +200,21 @@ def calibrate(
     Returns
     -------
     Calibration
+        The noise multiplier, the epsilon it proves and how it was computed.
+
+    Raises
+    ------
+    UnreachablePrivacyTarget
+        When no noise level up to 1e5 meets the target.
+
+    Examples
+    --------
+    Adult's default fit: 20 epochs of 32 Poisson-sampled steps at rate 1018 / 32561.
+
+    >>> from skdp.accounting import PrivacyPlan, calibrate
+    >>> cal = calibrate(PrivacyPlan.constant(640, 1018 / 32561), 1.0, 1e-5)
+    >>> round(cal.noise_multiplier, 3), round(cal.epsilon, 4), cal.accountant
+    (3.103, 0.9976, 'pld')
     """
     check_calibration_target(epsilon, delta, accountant)
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
+from ._engine._device import seed_sequence
 from ._engine._glm import rescale_rows
 from ._engine._sparse import canonical_csr, csr_row_norms
 from ._validation import PrivacyWarning
@@ -31,6 +32,7 @@ from .preprocessing._bounds import _LAST_FEASIBLE_TAIL, plan_quantiles, search_q
 from .preprocessing._mechanisms import QUANTILE_PROBES, feasible_quantile_margin
 
 __all__ = [
+    "ScaleFreeFitMixin",
     "SCALE_SHARES",
     "ROW_QUANTILE",
     "TARGET_QUANTILES",
@@ -210,3 +212,50 @@ def _scale(row_bound, lower, upper, noise_multiplier, quantile) -> PublicScale:
         halfwidth = (upper - lower) / 2.0
         halfwidth = np.where(halfwidth > 0, halfwidth, 1.0)  # a constant target: any unit
     return PublicScale(row_bound, center, halfwidth, noise_multiplier, quantile)
+
+
+class ScaleFreeFitMixin:
+    """``max_row_norm='auto'`` for an estimator: the hooks of :class:`skdp._base.BaseDPEstimator`
+    that plan the scale search, run it after the charge and hand the fit its public scale.
+
+    The estimator has ``max_row_norm`` and ``random_state``; ``_scales_targets()`` says whether
+    the targets are put on the public scale too (regression). The scale found is left in
+    ``self._fit_scale`` for the estimator to map its parameters back (and to delete).
+    """
+
+    def _scales_targets(self) -> bool:
+        """Whether 'auto' also puts the targets on a public scale (regression)."""
+        return False
+
+    def _scale_noise_multiplier(
+        self, epsilon: float, delta: float, n_samples: int, n_outputs: int
+    ) -> float | None:
+        if self.max_row_norm != "auto":
+            return None
+        outputs = n_outputs if self._scales_targets() else None
+        noise = scale_noise_multiplier(epsilon, delta, n_samples, outputs)
+        if noise is None:
+            # Decided from public n and privacy only, before any data is read.
+            warnings.warn(
+                f"{type(self).__name__}: with n={n_samples} rows this privacy is too small to "
+                "find a public scale for the data (max_row_norm='auto'), so the fit trains on "
+                "the rows as given: put the features (and targets) on a public, roughly unit "
+                "scale, or pass a public max_row_norm.",
+                PrivacyWarning,
+                stacklevel=4,
+            )
+        return noise
+
+    def _apply_public_scale(self, X, targets, noise_multiplier):
+        self._fit_scale = None
+        if noise_multiplier is None:
+            return X, targets, []
+        # The search's own stream, independent of the fit's sampling and noise.
+        rng = np.random.default_rng(seed_sequence(self.random_state).spawn(4)[3])
+        scale = estimate_scale(
+            X, targets if self._scales_targets() else None, noise_multiplier, rng,
+            type(self).__name__,
+        )
+        self._fit_scale = scale
+        return scale.rows(X), scale.targets(targets), scale.facts("max_row_norm='auto':")
+

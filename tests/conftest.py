@@ -42,8 +42,8 @@ def _reproducible_unseeded_fits(request, monkeypatch):
 
     import numpy as np
 
+    from skdp import _public_scale
     from skdp._engine import _device
-    from skdp.linear_model import _base as linear_base
     from skdp.preprocessing import _base as preprocessing_base
 
     test_seed = zlib.crc32(request.node.nodeid.encode())
@@ -55,6 +55,6 @@ def _reproducible_unseeded_fits(request, monkeypatch):
             return np.random.SeedSequence([test_seed, next(draws)])
         return entropy_seeded(random_state)
 
-    for module in (_device, linear_base, preprocessing_base):
+    for module in (_device, _public_scale, preprocessing_base):
         monkeypatch.setattr(module, "seed_sequence", seed_sequence)
     yield

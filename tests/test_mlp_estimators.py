@@ -120,6 +120,39 @@ def test_auto_step_is_the_private_one_or_the_non_private_one():
     assert DPMLPRegressor(max_iter=1).fit(Xtr, ytr / 10.0).learning_rate_ == 0.5
 
 
+def test_regressor_auto_scale_handles_raw_units_inside_the_guarantee():
+    """Raw features and targets (prices): the public scale found privately makes the fit work,
+    is composed into privacy_spent_, and folds back so that predictions are in the raw units."""
+    import dp_accounting
+
+    from skdp._validation import PrivacyWarning
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(8000, 4)) * 40.0
+    y = 500.0 + 120.0 * np.tanh(X[:, 0] / 40.0) + 60.0 * X[:, 1] / 40.0 + rng.normal(size=8000)
+    common = dict(privacy=(1.0, 1e-5), hidden_layer_sizes=(16,), random_state=0)
+    as_given = DPMLPRegressor(max_row_norm=None, **common).fit(X, y)
+    scaled = DPMLPRegressor(**common).fit(X, y)  # max_row_norm='auto', the default
+    assert as_given.score(X, y) < 0.0
+    assert scaled.score(X, y) > 0.8
+    assert scaled.privacy_spent_[0] <= 1.0
+    assert scaled.row_norm_bound_ > 10.0  # in the raw units of X
+    gaussians = []
+
+    def collect(event):
+        if isinstance(event, dp_accounting.GaussianDpEvent):
+            gaussians.append(event.noise_multiplier)
+        for child in getattr(event, "events", []):
+            collect(child)
+
+    collect(scaled.dp_event_)
+    assert gaussians, "the scale search must be in the fit's DpEvent"
+    assert "max_row_norm='auto'" in scaled.privacy_report()
+    with pytest.warns(PrivacyWarning, match="too small to find a public scale"):
+        DPMLPRegressor(privacy=(0.5, 1e-5), max_row_norm="auto", hidden_layer_sizes=(4,),
+                       max_iter=1).fit(X[:150], y[:150] / 500.0)
+
+
 @pytest.mark.parametrize("accountant", ["pld", "rdp"])
 def test_private_fit_accounting(multiclass, accountant):
     X, y = multiclass

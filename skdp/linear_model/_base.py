@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
@@ -17,12 +16,10 @@ from .._base import (
     resolve_average,
     resolve_batch_size,
 )
-from .._engine._device import seed_sequence
 from .._engine._glm import CLIP_SAFETY, GLMLoss, LinearModel, rescale_rows
 from .._engine._noisy_sgd import SGDSettings, steps_per_epoch
 from .._engine._optimizers import OPTIMIZER_NAMES, describe_optimizer, make_optimizer
-from .._public_scale import estimate_scale, scale_noise_multiplier
-from .._validation import PrivacyWarning
+from .._public_scale import ScaleFreeFitMixin
 from ..accounting import ACCOUNTANTS, calibrate
 from ._defaults import auto_step_size, grown_epochs, noise_level, resolve_epochs
 
@@ -32,7 +29,7 @@ __all__ = ["BaseDPLinearModel", "LINEAR_ACCOUNTANTS"]
 LINEAR_ACCOUNTANTS = (*ACCOUNTANTS, "last_iterate")
 
 
-class BaseDPLinearModel(BaseDPEstimator):
+class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
     """Base class of DP linear models trained by DP-SGD on a closed-form GLM gradient."""
 
     _parameter_constraints: dict = {
@@ -163,41 +160,6 @@ class BaseDPLinearModel(BaseDPEstimator):
     # Scale-free training (skdp/_public_scale.py) --------------------------------------------
     def _given_row_norm(self) -> bool:
         return self.max_row_norm is not None and self.max_row_norm != "auto"
-
-    def _scales_targets(self) -> bool:
-        """Whether 'auto' also puts the targets on a public scale (regression)."""
-        return False
-
-    def _scale_noise_multiplier(
-        self, epsilon: float, delta: float, n_samples: int, n_outputs: int
-    ) -> float | None:
-        if self.max_row_norm != "auto":
-            return None
-        outputs = n_outputs if self._scales_targets() else None
-        noise = scale_noise_multiplier(epsilon, delta, n_samples, outputs)
-        if noise is None:
-            # Decided from public n and privacy only, before any data is read.
-            warnings.warn(
-                f"{type(self).__name__}: with n={n_samples} rows this privacy is too small to "
-                "find a public scale for the data (max_row_norm='auto'), so the fit trains on "
-                "the rows as given: put the features (and targets) on a public, roughly unit "
-                "scale, or pass a public max_row_norm.",
-                PrivacyWarning,
-                stacklevel=4,
-            )
-        return noise
-
-    def _apply_public_scale(self, X, targets, noise_multiplier):
-        self._fit_scale = None
-        if noise_multiplier is None:
-            return X, targets, []
-        rng = np.random.default_rng(seed_sequence(self.random_state).spawn(4)[3])
-        scale = estimate_scale(
-            X, targets if self._scales_targets() else None, noise_multiplier, rng,
-            type(self).__name__,
-        )
-        self._fit_scale = scale
-        return scale.rows(X), scale.targets(targets), scale.facts("max_row_norm='auto':")
 
     def _settings_for_privacy(self, settings, epsilon, delta, model):
         # max_iter='auto' on the user's scale: the measured epochs, more at a large epsilon

@@ -75,6 +75,9 @@ DELTA = 1e-5
 EPSILONS = (0.1, 0.5, 1.0, 4.0, math.inf)
 COLUMN_CAP = 3.0  # public cap of a standardised column, in its units
 DIAMONDS_BX = math.sqrt(6 * COLUMN_CAP**2 + 3)
+# adult_preprocessor: 6 numeric columns on public unit-ish scales (taken as at most 3 units each)
+# and 8 one-hot blocks (1 each)
+ADULT_BX = math.sqrt(6 * COLUMN_CAP**2 + 8)
 DIAMONDS_BY = 2.1
 DEFAULT_DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -104,10 +107,16 @@ def fit_diamonds(method: str, eps: float, seed: int, data):
     return r2_score(y_test, model.predict(X_test)), time.perf_counter() - start
 
 
+def table_row_bound(table: Table) -> float:
+    """Public ``B_x`` of a raw table after its preprocessing: standardised columns taken as at
+    most ``COLUMN_CAP`` units, one-hot blocks 1 each."""
+    return math.sqrt(COLUMN_CAP**2 * len(table.numeric) + len(table.categorical))
+
+
 def table_model(method: str, table: Table):
     if method == "ssp":
-        bound = math.sqrt(COLUMN_CAP**2 * len(table.numeric) + len(table.categorical))
-        ridge = DPRidge(optimizer="ssp", max_row_norm=bound, target_bound=COLUMN_CAP)
+        ridge = DPRidge(optimizer="ssp", max_row_norm=table_row_bound(table),
+                        target_bound=COLUMN_CAP)
     else:
         ridge = DPRidge()
     return TransformedTargetRegressor(ridge, transformer=DPStandardScaler(), check_inverse=False)
@@ -198,9 +207,7 @@ def ssp_logistic(X, y, eps: float, seed: int, row_bound: float, C: float = 1.0):
 
 def run_logistic(args) -> list[list[str]]:
     X_train, X_test, y_train, y_test = _datasets.adult()
-    # adult_preprocessor: 6 numeric columns on public unit-ish scales (taken as at most 3
-    # units each) and 8 one-hot blocks (1 each)
-    row_bound = math.sqrt(6 * COLUMN_CAP**2 + 8)
+    row_bound = ADULT_BX
     sk = LogisticRegression(max_iter=1000).fit(X_train, y_train).score(X_test, y_test)
     rows = []
     _, a1, a2 = chebyshev_quadratic(CHEB_R)

@@ -67,30 +67,23 @@ from _bench_common import (  # noqa: E402
     mean_std,
     print_header,
 )
+from bench_ssp import (  # noqa: E402
+    ADULT_BX,
+    CHEB_R,
+    COLUMN_CAP,
+    DELTA,
+    chebyshev_quadratic,
+    privacy,
+    table_row_bound,
+)
 
 from skdp import PrivacyWarning  # noqa: E402
 from skdp.linear_model import DPLogisticRegression, DPRidge  # noqa: E402
 
-DELTA = 1e-5
 EPSILONS = (0.1, 0.5, 1.0, 4.0, math.inf)
 DATASETS = ("adult", "adult_rownorm", "nass_cds", "fertility", "breast_cancer")
-COLUMN_CAP = 3.0  # public cap of a standardised (or public-scaled) numeric column, in its units
-CHEB_R = 6.0
 C = 1.0
 METHODS = ("ssp_auto", "ssp_public", "dpsgd", "lr")
-
-
-def privacy(eps: float) -> tuple[float, float]:
-    return (eps, DELTA) if math.isfinite(eps) else (math.inf, 0)
-
-
-def chebyshev_quadratic(radius: float) -> tuple[float, float, float]:
-    """Monomial coefficients (a0, a1, a2) of the degree-2 Chebyshev interpolant of log sigmoid
-    on [-radius, radius] (3 Chebyshev nodes; spec §10.4, not the raw Chebyshev coefficients)."""
-    nodes = radius * np.cos(np.pi * (np.arange(3) + 0.5) / 3)
-    values = -np.logaddexp(0.0, -nodes)
-    a2, a1, a0 = np.polyfit(nodes, values, 2)
-    return float(a0), float(a1), float(a2)
 
 
 _, A1, A2 = chebyshev_quadratic(CHEB_R)
@@ -101,13 +94,12 @@ ALPHA_L = 1.0 / (2 * abs(A2) * C)  # scikit-learn's C on the Chebyshev objective
 def public_row_bound(name: str) -> float:
     """``B_x`` from how the set was prepared (public constants), never from its rows."""
     if name == "adult":
-        return math.sqrt(6 * COLUMN_CAP**2 + 8)
+        return ADULT_BX
     if name == "adult_rownorm":
         return 1.0
     if name == "breast_cancer":
         return math.sqrt(30 * COLUMN_CAP**2)
-    table = bench_pipeline.load_table(name, _defaults_data.SHARED)
-    return math.sqrt(COLUMN_CAP**2 * len(table.numeric) + len(table.categorical))
+    return table_row_bound(bench_pipeline.load_table(name, _defaults_data.SHARED))
 
 
 def fit_one(method: str, data, eps: float, seed: int, row_bound: float, positive):

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from _threads import pin_threads  # first: it sets the thread counts before numpy loads
 
-_THREADS = pin_threads(default=1)
+_THREADS = pin_threads()
 
 import argparse  # noqa: E402
 import time  # noqa: E402
@@ -20,7 +20,7 @@ import warnings  # noqa: E402
 
 import _defaults_data  # noqa: E402
 import numpy as np  # noqa: E402
-import torch  # noqa: E402
+from _bench_common import add_threads_argument, apply_threads  # noqa: E402
 
 from skdp.linear_model import DPLogisticRegression  # noqa: E402
 
@@ -35,13 +35,13 @@ def fit_and_score(data, **params) -> tuple[float, int, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", type=int, default=1)
+    add_threads_argument(parser)
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--datasets", default="adult,adult_rownorm,nass_cds,fertility,"
                         "fashion_mnist,digits,breast_cancer,wine")
     parser.add_argument("--epsilons", default="1,2,4,8")
     args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    apply_threads(args)
     warnings.filterwarnings("ignore")
     print("| data set | eps | epochs | 20 epochs | rule | gain | fit s (20 / rule) |")
     print("|---|---|---|---|---|---|---|")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from _threads import pin_threads  # first: it sets the thread counts before numpy loads
 
-_THREADS = pin_threads(default=1)
+_THREADS = pin_threads()
 
 import argparse  # noqa: E402
 import math  # noqa: E402
@@ -19,7 +19,7 @@ import warnings  # noqa: E402
 
 import _defaults_data  # noqa: E402
 import numpy as np  # noqa: E402
-import torch  # noqa: E402
+from _bench_common import add_threads_argument, apply_threads  # noqa: E402
 
 from skdp.neural_network import DPMLPRegressor  # noqa: E402
 
@@ -35,12 +35,12 @@ def score(data, **params) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", type=int, default=1)
+    add_threads_argument(parser)
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--datasets", default="diamonds,rand_hie,ames,diabetes")
     parser.add_argument("--epsilons", default="0.5,1,4,inf")
     args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    apply_threads(args)
     warnings.filterwarnings("ignore")
     print("| data set | eps | data as given | max_row_norm='auto' |")
     print("|---|---|---|---|")

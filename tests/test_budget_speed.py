@@ -125,6 +125,16 @@ def _no_composition(monkeypatch) -> None:
     monkeypatch.setattr(Composer, "_event_pld", fail)
 
 
+def _assert_recomposes(monkeypatch, read) -> None:
+    """``read()`` on a freshly opened ledger must not trust the stored state: it composes."""
+    forget_cached_states()
+    with monkeypatch.context() as patch:
+        _no_composition(patch)
+        with pytest.raises(AssertionError, match="recomposed"):
+            read()
+    forget_cached_states()
+
+
 def test_reopened_ledger_uses_the_stored_state(ledger_path, monkeypatch):
     budget = PrivacyBudget(10.0, DELTA, path=ledger_path)
     _fill(budget)
@@ -152,12 +162,7 @@ def test_stored_state_is_checked_against_the_rows(ledger_path, monkeypatch):
     conn.execute("UPDATE spends SET spend = ? WHERE id = 2", (edited,))
     conn.commit()
     conn.close()
-    forget_cached_states()
-    with monkeypatch.context() as patch:
-        _no_composition(patch)
-        with pytest.raises(AssertionError, match="recomposed"):
-            PrivacyBudget.open(ledger_path).totals()
-    forget_cached_states()
+    _assert_recomposes(monkeypatch, lambda: PrivacyBudget.open(ledger_path).totals())
     totals = PrivacyBudget.open(ledger_path).totals()
     fresh = PLDAccountant(value_discretization_interval=totals.pld_interval)
     for record in PrivacyBudget.open(ledger_path).history():
@@ -173,12 +178,7 @@ def test_stored_state_of_another_format_is_not_used(ledger_path, monkeypatch):
     conn.execute("UPDATE composed SET format = 'skdp.budget composed v0'")
     conn.commit()
     conn.close()
-    forget_cached_states()
-    with monkeypatch.context() as patch:
-        _no_composition(patch)
-        with pytest.raises(AssertionError, match="recomposed"):
-            PrivacyBudget.open(ledger_path).spent()
-    forget_cached_states()
+    _assert_recomposes(monkeypatch, lambda: PrivacyBudget.open(ledger_path).spent())
     assert PrivacyBudget.open(ledger_path).totals() == before
 
 

@@ -220,12 +220,17 @@ class ScaleFreeFitMixin:
 
     The estimator has ``max_row_norm`` and ``random_state``; ``_scales_targets()`` says whether
     the targets are put on the public scale too (regression). The scale found is left in
-    ``self._fit_scale`` for the estimator to map its parameters back (and to delete).
+    ``self._fit_scale`` until the fit takes it (``_take_fit_scale``) to map its parameters back.
     """
 
     def _scales_targets(self) -> bool:
         """Whether 'auto' also puts the targets on a public scale (regression)."""
         return False
+
+    def _take_fit_scale(self) -> PublicScale | None:
+        """The public scale the current fit trained on (``None``: the data as given), removed
+        from the estimator: it is transient fit state, handed from the hooks to the fit."""
+        return self.__dict__.pop("_fit_scale", None)
 
     def _scale_noise_multiplier(
         self, epsilon: float, delta: float, n_samples: int, n_outputs: int

@@ -133,8 +133,7 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
             if intercept is not None
             else np.zeros(n_outputs)
         )
-        scale = self._fit_scale
-        del self._fit_scale
+        scale = self._take_fit_scale()
         if scale is not None:
             coef, intercept = scale.to_user_units(coef, intercept)
             self.row_norm_bound_ = scale.row_bound

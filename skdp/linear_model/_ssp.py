@@ -142,8 +142,7 @@ def fit_ssp(estimator, X, targets: np.ndarray, bounds_fn: BoundsFunction):
     scale = None
     if scale_noise is not None:
         X, targets, scale_facts = estimator._apply_public_scale(X, targets, scale_noise)
-        scale = estimator._fit_scale
-        del estimator._fit_scale
+        scale = estimator._take_fit_scale()
         facts = [*scale_facts, *facts]
     d_tilde = n_features + (c is not None)
     sens = ssp_sensitivities(row_bound, bounds.target) if private else None

@@ -129,17 +129,6 @@ class BaseDPMLP(BaseDPEstimator):
         # without torch.
         self.coefs_ = [W.cpu().numpy().astype(np.float64) for W, _ in model.layers(params)]
         self.intercepts_ = [b.cpu().numpy().astype(np.float64) for _, b in model.layers(params)]
-        scale = self.__dict__.pop("_fit_scale", None)  # max_row_norm='auto' (regressor)
-        if scale is not None:
-            # Post-processing: rows divided by B fold into the first layer (x / B @ W = x @ W / B),
-            # the targets' centre and half-range into the linear output layer.
-            self.coefs_[0] = self.coefs_[0] / scale.row_bound
-            if scale.scales_targets:
-                self.coefs_[-1] = self.coefs_[-1] * scale.target_halfwidth[None, :]
-                self.intercepts_[-1] = (
-                    self.intercepts_[-1] * scale.target_halfwidth + scale.target_center
-                )
-            self.row_norm_bound_ = scale.row_bound
         self.n_layers_ = model.n_layers + 1  # scikit-learn counts the input layer
         self.n_outputs_ = n_outputs
         self.out_activation_ = _OUT_ACTIVATION[loss]

@@ -273,8 +273,22 @@ default='constant'
         """
         X, y, targets = self._validate_regression_data(X, y)
         self._fit_mlp(X, targets, OutputLoss.SQUARED, targets.shape[1])
+        self._fold_public_scale()
         self._single_output = y.ndim == 1
         return self
+
+    def _fold_public_scale(self) -> None:
+        """With ``max_row_norm='auto'``, map the network trained on the public scale back to the
+        original units (post-processing): rows divided by B fold into the first layer
+        (``x / B @ W = x @ (W / B)``), the targets' centre and half-range into the linear output
+        layer."""
+        scale = self._take_fit_scale()
+        if scale is None:
+            return
+        self.coefs_[0] = self.coefs_[0] / scale.row_bound
+        self.coefs_[-1] = self.coefs_[-1] * scale.target_halfwidth[None, :]
+        self.intercepts_[-1] = self.intercepts_[-1] * scale.target_halfwidth + scale.target_center
+        self.row_norm_bound_ = scale.row_bound
 
     def predict(self, X):
         """Predict targets.

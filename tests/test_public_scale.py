@@ -6,12 +6,14 @@ must be accounted in the fit's guarantee, and the fit must not depend on the dat
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import dp_accounting
 import numpy as np
 import pytest
 from dp_accounting.pld import PLDAccountant
+from sklearn.linear_model import Ridge
 
 from skdp import PrivacyWarning
 from skdp._public_scale import SCALE_SHARES, estimate_scale, scale_noise_multiplier
@@ -174,7 +176,27 @@ def test_share_grows_for_small_data_and_exact_ranges_without_privacy():
     exact = estimate_scale(X, y, 0.0, np.random.default_rng(1), "test")
     assert exact.row_bound == pytest.approx(np.quantile(np.linalg.norm(X, axis=1), 0.98))
     assert exact.target_center - exact.target_halfwidth == pytest.approx(np.quantile(y, 0.02))
-    assert np.all(np.abs(exact.targets(y)) <= 1.0)
+    # Without privacy nothing is clipped: the scale only sets the units.
+    assert not exact.clips
+    np.testing.assert_allclose(exact.targets(y), (y - exact.target_center) / exact.target_halfwidth)
+    assert np.abs(exact.targets(y)).max() > 1.0
+    np.testing.assert_allclose(exact.rows(X), X / exact.row_bound)
+    # Under privacy the same scale clips rows and targets (their sensitivity needs it).
+    private = dataclasses.replace(exact, noise_multiplier=1.0)
+    assert private.clips
+    assert np.abs(private.targets(y)).max() == pytest.approx(1.0)
+    assert np.linalg.norm(private.rows(X), axis=1).max() <= 1.0 + 1e-6
+
+
+def test_non_private_scale_free_ridge_reaches_ridge():
+    # No noise and no clipping: enough epochs reproduce the ordinary least-squares fit.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 5)) * np.array([1.0, 10.0, 100.0, 0.1, 3.0])
+    y = X @ rng.normal(size=5) + 1000.0 + rng.standard_t(3, size=3000) * 50.0
+    model = DPRidge(privacy=(np.inf, 0.0), random_state=0).fit(X, y)
+    assert model.n_iter_ == 300
+    reference = Ridge().fit(X, y)
+    assert model.score(X, y) == pytest.approx(reference.score(X, y), abs=5e-3)
 
 
 def test_search_finds_the_planned_quantiles():

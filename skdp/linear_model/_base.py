@@ -21,7 +21,13 @@ from .._engine._noisy_sgd import SGDSettings, steps_per_epoch
 from .._engine._optimizers import OPTIMIZER_NAMES, describe_optimizer, make_optimizer
 from .._public_scale import ScaleFreeFitMixin
 from ..accounting import ACCOUNTANTS, calibrate
-from ._defaults import auto_step_size, grown_epochs, noise_level, resolve_epochs
+from ._defaults import (
+    auto_step_size,
+    grown_epochs,
+    noise_level,
+    non_private_epochs,
+    resolve_epochs,
+)
 
 __all__ = ["BaseDPLinearModel", "LINEAR_ACCOUNTANTS"]
 
@@ -165,9 +171,15 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
         # where the noise is small (_defaults.grown_epochs). Public: n, p, the target and the
         # calibrated noise of the default run (cached), never the data.
         user_scale = self._user_scale_defaults(settings.n_samples, settings.batch_size)
-        if (self.max_iter != "auto" or user_scale is None or self.accountant == "last_iterate"
-                or epsilon <= 1.0):
+        if self.max_iter != "auto" or self.accountant == "last_iterate" or epsilon <= 1.0:
             return settings
+        if user_scale is None:
+            if not math.isinf(epsilon):
+                return settings
+            # Scale-free without privacy: nothing but iterations limits the fit.
+            per_epoch = steps_per_epoch(settings.n_samples, settings.batch_size)
+            epochs = non_private_epochs(settings.epochs, per_epoch, model.loss)
+            return dataclasses.replace(settings, epochs=epochs)
         nu = 0.0
         if not math.isinf(epsilon):
             plan = make_optimizer(self.optimizer, settings, self.accountant).plan()

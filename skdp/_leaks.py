@@ -12,9 +12,8 @@ pipeline it does not find is not warned about.
 from __future__ import annotations
 
 import inspect
-import warnings
 
-from ._validation import PrivacyWarning
+from ._validation import PrivacyWarning, warn_user
 
 __all__ = ["warn_if_preprocessed_without_dp"]
 
@@ -49,7 +48,7 @@ def warn_if_preprocessed_without_dp(estimator) -> None:
             else:
                 continue
             if leaks:
-                warnings.warn(
+                warn_user(
                     f"{type(estimator).__name__} is fitted by a scikit-learn "
                     f"{type(owner).__name__} whose step(s) {', '.join(leaks)} learned from the "
                     "same rows without differential privacy. Its privacy_spent_ covers its own "
@@ -58,7 +57,6 @@ def warn_if_preprocessed_without_dp(estimator) -> None:
                     "make_private_pipeline with skdp.preprocessing's DP transformers, or "
                     "data-independent steps.",
                     PrivacyWarning,
-                    stacklevel=2,
                 )
             return
     finally:

@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from ._engine._device import seed_sequence
 from ._engine._glm import rescale_rows
 from ._engine._sparse import canonical_csr, csr_row_norms
-from ._validation import PrivacyWarning
+from ._validation import PrivacyWarning, warn_user
 from .preprocessing._base import calibrate_gaussian
 from .preprocessing._bounds import _LAST_FEASIBLE_TAIL, plan_quantiles, search_quantiles
 from .preprocessing._mechanisms import QUANTILE_PROBES, feasible_quantile_margin
@@ -214,10 +214,10 @@ def estimate_scale(
         warnings.simplefilter("always", PrivacyWarning)
         plan = plan_quantiles(quantiles, X.shape[0], columns, noise_multiplier, owner)
     if caught:  # pragma: no cover - scale_noise_multiplier plans only feasible searches
-        warnings.warn(
+        warn_user(
             f"{owner}: max_row_norm='auto' could only locate the quartiles of the row norms, "
             "so the public scale is rough; pass a public max_row_norm.",
-            PrivacyWarning, stacklevel=4,
+            PrivacyWarning,
         )
     low, high = search_quantiles(values, plan, rng)
     lower = upper = None
@@ -265,13 +265,21 @@ class ScaleFreeFitMixin:
         noise = scale_noise_multiplier(epsilon, delta, n_samples, outputs)
         if noise is None:
             # Decided from public n and privacy only, before any data is read.
-            warnings.warn(
+            what = "features and targets" if outputs is not None else "features"
+            advice = (
+                "put the features on a public, roughly unit scale or pass a public "
+                "max_row_norm, and put the targets on a public scale from their documented "
+                "range (e.g. sklearn.compose.TransformedTargetRegressor with a fixed centre "
+                "and width): unscaled targets fit badly"
+                if outputs is not None
+                else "put the features on a public, roughly unit scale, or pass a public "
+                "max_row_norm"
+            )
+            warn_user(
                 f"{type(self).__name__}: with n={n_samples} rows this privacy is too small to "
-                "find a public scale for the data (max_row_norm='auto'), so the fit trains on "
-                "the rows as given: put the features (and targets) on a public, roughly unit "
-                "scale, or pass a public max_row_norm.",
+                f"find a public scale for the {what} (max_row_norm='auto'), so the fit trains "
+                f"on the data as given: {advice}.",
                 PrivacyWarning,
-                stacklevel=4,
             )
         return noise
 

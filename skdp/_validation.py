@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
+import sklearn
 
 __all__ = [
     "ACCEPT_SPARSE",
     "check_privacy",
     "explain_input_error",
     "warn_if_delta_large",
+    "warn_user",
     "PrivacyWarning",
 ]
 
@@ -54,15 +58,32 @@ def check_privacy(privacy) -> tuple[float, float]:
     return epsilon, delta
 
 
+# Frames in these packages are skipped when a warning is attributed to the user's code.
+_INTERNAL_DIRS = (
+    str(Path(__file__).resolve().parent),
+    str(Path(sklearn.__file__).resolve().parent),
+)
+
+
+def warn_user(message: str, category: type[Warning]) -> None:
+    """``warnings.warn`` attributed to the first frame outside skdp and scikit-learn (the
+    user's line that called ``fit``, directly or through a pipeline or a search): a fixed
+    ``stacklevel`` would point into skdp whenever the call path differs."""
+    frame, level = sys._getframe(1), 2  # stacklevel 2: warn_user's caller
+    while frame is not None and frame.f_code.co_filename.startswith(_INTERNAL_DIRS):
+        frame, level = frame.f_back, level + 1
+    del frame
+    warnings.warn(message, category, stacklevel=level)
+
+
 def warn_if_delta_large(delta: float, n_samples: int) -> None:
     """Warn when delta >= 1/n: a mechanism that publishes a random row would satisfy it."""
     if delta > 0 and delta >= 1.0 / n_samples:
-        warnings.warn(
+        warn_user(
             f"delta={delta:g} is not smaller than 1/n_samples={1.0 / n_samples:.3g}: at this "
             "delta, releasing one random row in the clear would meet the guarantee. Use a delta "
             "well below 1/n_samples (e.g. 1/n_samples**1.1).",
             PrivacyWarning,
-            stacklevel=3,
         )
 
 

@@ -3,12 +3,17 @@ predict, and a refused fit charges nothing to the budget."""
 
 from __future__ import annotations
 
+import inspect
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 import scipy.sparse as sp
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import FunctionTransformer
 
-from skdp import PrivacyBudget
+from skdp import PrivacyBudget, PrivacyWarning
 from skdp.linear_model import DPLogisticRegression, DPRidge
 from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
 
@@ -140,3 +145,21 @@ def test_numeric_object_and_categorical_input_still_fit(data):
     make(DPLogisticRegression).fit(X.astype(object), y)
     frame = pd.DataFrame({"a": X[:, 0], "b": pd.Categorical(np.arange(len(y)) % 3)})
     make(DPLogisticRegression).fit(frame, y)
+
+
+@pytest.mark.parametrize("through_pipeline", [False, True])
+def test_privacy_warnings_point_at_the_users_line(through_pipeline):
+    # A warning attributed inside skdp or scikit-learn hides which line of the notebook
+    # caused it; warn_user skips both packages' frames.
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 3)), rng.normal(size=60)
+    model = DPRidge(privacy=(0.5, 1e-3), random_state=0, max_iter=2)
+    if through_pipeline:
+        model = make_pipeline(FunctionTransformer(), model)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        line = inspect.currentframe().f_lineno + 1
+        model.fit(X, y)
+    privacy = [w for w in caught if issubclass(w.category, PrivacyWarning)]
+    assert privacy, "the tiny data set should trigger the scale-search and delta warnings"
+    assert all((w.filename, w.lineno) == (__file__, line) for w in privacy)

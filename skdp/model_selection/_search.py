@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import warnings
 from copy import deepcopy
 from numbers import Integral, Real
 
@@ -22,7 +21,7 @@ from sklearn.utils.validation import (
 
 from .._charging import resolve_budget
 from .._repr_html import PrivacyReprMixin
-from .._validation import check_privacy, warn_if_delta_large
+from .._validation import check_privacy, warn_if_delta_large, warn_user
 from ..budget import PrivacyBudget
 from ._candidates import check_space, sample_candidate, search_target, support
 from ._execution import candidate_key, check_spent, no_current_budget, run_trial
@@ -217,12 +216,11 @@ class BaseDPSearchCV(PrivacyReprMixin, MetaEstimatorMixin, BaseEstimator):
             self.best_score_ = float(scores[winner]) / val_idx.size
             best_trial = results[winner][1]
         else:  # Poisson drew no trial: the selection released nothing (public fallback).
-            warnings.warn(
+            warn_user(
                 "the Poisson number of trials was 0 (the selection released nothing); "
                 + ("refitting a candidate drawn at random" if self.refit else
                    "no model is released: use refit=True or another n_trials_distribution"),
                 RuntimeWarning,
-                stacklevel=2,
             )
             self.best_params_, self.best_score_, best_trial = dict(fallback), np.nan, None
         if exhaustive:

@@ -4,13 +4,12 @@ inputs: which quantiles can be located at this noise, and the noise of every pro
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import PrivacyWarning
+from .._validation import PrivacyWarning, warn_user
 from ._mechanisms import (
     QUANTILE_PROBES,
     feasible_quantile_margin,
@@ -68,7 +67,7 @@ def plan_quantiles(
             f"{margin:.3g} (noise {sigma:.3g} per count). Give public bounds=(lower, upper) "
             "from the data's documentation, fewer columns, or more privacy budget."
         )
-        warnings.warn(message + " The quartiles are used instead.", PrivacyWarning, stacklevel=4)
+        warn_user(message + " The quartiles are used instead.", PrivacyWarning)
     relaxed = tuple(moved) != tuple(float(q) for q in quantiles)
     return QuantilePlan(tuple(moved), sigma, relaxed)
 

@@ -186,13 +186,22 @@ class TrainingData:
         y = self.y.index_select(0, idx)
         aux = None if self.aux is None else self.aux.index_select(0, idx)
         bounds = batches.offsets.tolist()
+        # Dense rows are gathered into one buffer reused by every step: a fresh batch-sized
+        # tensor per step is a fresh allocation (on CPU, pages mapped and zeroed each time),
+        # about a sixth of a gather's time. A step's rows are consumed before the next gather
+        # (the only reader is the training loop, which privatizes each batch at once).
+        buffer = None
+        if isinstance(self.X, torch.Tensor):
+            widest = max((b - a for a, b in zip(bounds[:-1], bounds[1:], strict=True)), default=0)
+            buffer = self.X.new_empty((widest, *self.X.shape[1:]))
         for start, stop in zip(bounds[:-1], bounds[1:], strict=True):
             # index_select is several times faster than fancy indexing for row gathers on CPU.
-            yield (
-                self.X.index_select(0, idx[start:stop]),
-                y[start:stop],
-                None if aux is None else aux[start:stop],
+            rows = (
+                self.X.index_select(0, idx[start:stop])
+                if buffer is None
+                else torch.index_select(self.X, 0, idx[start:stop], out=buffer[: stop - start])
             )
+            yield rows, y[start:stop], None if aux is None else aux[start:stop]
 
 
 class NoisySGD:

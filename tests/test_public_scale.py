@@ -257,3 +257,20 @@ def test_the_search_is_noisy_at_finite_epsilon():
     exact = estimate_scale(X, None, 0.0, np.random.default_rng(0), "test").row_bound
     assert len(bounds) > 5
     assert all(abs(b - exact) / exact < 0.3 for b in bounds)
+
+
+def test_auto_batch_grows_with_the_number_of_parameters_on_small_data():
+    # The noise on a mean gradient grows as sqrt(p) / batch: a linear model with many
+    # parameters on small data gets at least PARAM_BATCH_FACTOR sqrt(p) rows per batch.
+    from skdp._base import PARAM_BATCH_FACTOR, resolve_batch_size
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(1347, 64)), rng.integers(0, 10, size=1347)
+    model = DPLogisticRegression(random_state=0, max_iter=1).fit(X, y)
+    expected = math.ceil(PARAM_BATCH_FACTOR * math.sqrt(65 * 10))
+    assert model.batch_size_ == expected > 64
+    # Few parameters: the floor of 64 rows; large data: n / 32, whatever the parameters.
+    assert resolve_batch_size("auto", 1347, None, n_params=31) == 64
+    assert resolve_batch_size("auto", 32561, None, n_params=106) == 1018
+    assert resolve_batch_size("auto", 100, None, n_params=10**6) == 100  # never above n
+    assert resolve_batch_size(50, 1347, None, n_params=650) == 50  # an int is the user's

@@ -87,7 +87,9 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
             # Refused here, with this estimator's parameter names, before anything is charged
             # or trained; the engine checks the same conditions again.
             self._check_last_iterate(model, l2)
-        batch_size = resolve_batch_size(self.batch_size, n_samples, self.optimizer)
+        batch_size = resolve_batch_size(
+            self.batch_size, n_samples, self.optimizer, n_params=model.n_params
+        )
         user_scale = self._user_scale_defaults(n_samples, batch_size)
         settings = SGDSettings(
             n_samples=n_samples,

@@ -90,7 +90,9 @@ default='constant'
         Noise at the last step relative to the first, for a decaying ``noise_schedule``.
     batch_size : int or 'auto', default='auto'
         Expected batch size of Poisson sampling. ``'auto'`` uses ``n / 32`` clipped to
-        [64, 4096]; values of at least ``n`` mean full-batch gradient descent.
+        [m, 4096] with ``m = max(64, 8 sqrt(n_params))`` (many parameters on small data need
+        larger batches against the noise), and never above ``n``; values of at least ``n``
+        mean full-batch gradient descent.
     max_iter : int or 'auto', default='auto'
         Number of epochs (each made of ``round(n / batch_size)`` steps). More epochs need more noise
         for the same privacy. ``'auto'``: 20 epochs for mini-batch runs on the user's scale (the

@@ -92,11 +92,14 @@ default='constant'
         Noise at the last step relative to the first, for a decaying ``noise_schedule``.
     batch_size : int or 'auto', default='auto'
         Expected batch size of Poisson sampling. ``'auto'`` uses ``n / 32`` clipped to
-        [64, 4096]; values of at least ``n`` mean full-batch gradient descent.
+        [m, 4096] with ``m = max(64, 8 sqrt(n_params))`` (many parameters on small data need
+        larger batches against the noise), and never above ``n``; values of at least ``n``
+        mean full-batch gradient descent.
     max_iter : int or 'auto', default='auto'
         Number of epochs (each made of ``round(n / batch_size)`` steps). ``'auto'``: enough epochs
         for 1000 steps and at least 20 (a public function of ``n`` and the batch size; full-batch
-        ``'diff2'`` makes one step, a round, per epoch).
+        ``'diff2'`` makes one step, a round, per epoch); without privacy, with
+        ``max_row_norm='auto'``, enough for 9,600 steps (nothing but iterations limits the fit).
     fit_intercept : bool, default=True
         Whether to fit an (unpenalised) intercept.
     average : bool or float in (0, 1], default=True

@@ -68,6 +68,11 @@ def detach_allocation(step) -> None:
     step.__dict__.pop(_ATTRIBUTE, None)
 
 
+def has_allocation(step) -> bool:
+    """Whether a private pipeline has attached an allocation to ``step`` (not removing it)."""
+    return _ATTRIBUTE in step.__dict__
+
+
 def take_allocation(step) -> StepAllocation | ModelAllocation | None:
     """The allocation attached to ``step``, removed from it (an allocation is used once)."""
     return step.__dict__.pop(_ATTRIBUTE, None)

@@ -9,6 +9,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._allocation import has_allocation
 from .._base import (
     SCHEDULE_CONSTRAINTS,
     BaseDPEstimator,
@@ -87,8 +88,12 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
             # Refused here, with this estimator's parameter names, before anything is charged
             # or trained; the engine checks the same conditions again.
             self._check_last_iterate(model, l2)
+        # The batch floor for many parameters needs the number of features, which a private
+        # pipeline's plan does not know (it plans the model on n and the labels, before the
+        # preprocessing makes the columns): inside one the batch is a function of n only.
         batch_size = resolve_batch_size(
-            self.batch_size, n_samples, self.optimizer, n_params=model.n_params
+            self.batch_size, n_samples, self.optimizer,
+            n_params=None if has_allocation(self) else model.n_params,
         )
         user_scale = self._user_scale_defaults(n_samples, batch_size)
         settings = SGDSettings(

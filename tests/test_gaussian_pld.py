@@ -106,3 +106,54 @@ def test_accountant_composes_plans_to_dp_accountings_pld(q, sigma, steps, interv
         assert inf_a == inf_b
     # dp_accounting's own read-out, on both PLDs.
     assert ours._pld.get_epsilon_for_delta(1e-5) == theirs._pld.get_epsilon_for_delta(1e-5)
+
+
+def _assert_bitwise_equal_plds(ours, theirs):
+    """The same PMF types, lower losses, masses (bits), infinity masses and pessimistic flags."""
+    assert ours._symmetric == theirs._symmetric
+    pmfs = [(ours._pmf_remove, theirs._pmf_remove)]
+    if not theirs._symmetric:
+        pmfs.append((ours._pmf_add, theirs._pmf_add))
+    for a, b in pmfs:
+        assert type(a) is type(b)
+        assert a._infinity_mass == b._infinity_mass
+        assert a._pessimistic_estimate is b._pessimistic_estimate
+        if hasattr(b, "_loss_probs"):
+            assert list(a._loss_probs) == list(b._loss_probs)
+            probs_a = np.array(list(a._loss_probs.values()))
+            probs_b = np.array(list(b._loss_probs.values()))
+        else:
+            assert a._lower_loss == b._lower_loss
+            probs_a, probs_b = a._probs, b._probs
+        assert probs_a.dtype == probs_b.dtype
+        assert np.array_equal(probs_a.view(np.uint64), probs_b.view(np.uint64))
+
+
+_QS = (1e-4, 0.001, 0.01, 0.1, 0.5, 1.0)
+_SIGMAS = (0.3, 0.6, 1.0, 3.0, 60.0)
+# The default run: every rate and noise at the coarse interval, and a few finer grids whose
+# dp_accounting path is fast; the whole grid runs under -m slow (about 20 s).
+_FAST_GRID = [(q, sigma, 1e-2) for q in _QS for sigma in _SIGMAS] + [
+    (1e-4, 1.0, 1e-4), (0.1, 3.0, 1e-4), (0.01, 60.0, 1e-4), (0.5, 1.0, 1e-3),
+    (0.01, 0.6, 1e-3), (1.0, 0.3, 1e-3),
+]
+_FULL_GRID = [(q, sigma, interval) for q in _QS for sigma in _SIGMAS
+              for interval in (1e-4, 1e-3, 1e-2)]
+
+
+def _check_bitwise(q, sigma, interval):
+    ours = gaussian_pld(sigma, interval, sampling_prob=q)
+    theirs = pld_module.from_gaussian_mechanism(
+        sigma, value_discretization_interval=interval, sampling_prob=q)
+    _assert_bitwise_equal_plds(ours, theirs)
+
+
+@pytest.mark.parametrize("q, sigma, interval", _FAST_GRID)
+def test_pmfs_equal_dp_accountings_bit_for_bit(q, sigma, interval):
+    _check_bitwise(q, sigma, interval)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("q, sigma, interval", _FULL_GRID)
+def test_pmfs_equal_dp_accountings_bit_for_bit_on_the_whole_grid(q, sigma, interval):
+    _check_bitwise(q, sigma, interval)

@@ -54,6 +54,7 @@ from ..accounting._accountants import (
     pld_intervals,
     quiet_accounting_logs,
 )
+from ..accounting._gaussian_pld import compose as compose_plds
 from ..accounting._gaussian_rdp import poisson_gaussian_rdp
 from ..accounting._plan import NeighboringRelation
 from ..accounting._relations import rdp_equivalent
@@ -512,7 +513,8 @@ class Composer:
                 if pld is None:
                     break  # some earlier spend is not private: the total stays infinite
                 event_pld = self._event_pld(spend, key, interval)
-                pld = None if event_pld is None else pld.compose(event_pld)
+                # dp_accounting's compose, bit for bit, with numpy's tail truncation.
+                pld = None if event_pld is None else compose_plds(pld, event_pld)
         return PldState(mark, interval, pld)
 
     def totals(self, state: ComposedState, pld_state: PldState | None) -> LedgerTotals:

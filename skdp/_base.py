@@ -7,6 +7,7 @@ way for all of them.
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
 import dataclasses
 import math
@@ -384,7 +385,13 @@ class BaseDPEstimator(PrivacyReprMixin, AllocatedMixin, BaseEstimator):
         X_t = _features_to_device(X, device)
         data = TrainingData(X_t, _to_tensor(targets, target_dtype, device), model.example_aux(X_t))
         randomness = FitRandomness(self.random_state, device)
-        params = optimizer.run(model, data, calibration, randomness, verbose=self.verbose)
+        # Closed-form models skip autograd's bookkeeping on every call of a step; the result is
+        # the same tensor (tested).
+        no_autograd = not getattr(model, "needs_autograd", True)
+        with torch.inference_mode() if no_autograd else contextlib.nullcontext():
+            params = optimizer.run(model, data, calibration, randomness, verbose=self.verbose)
+        if no_autograd:
+            params = params.clone()  # a normal tensor again, for whatever comes after
         if not bool(torch.isfinite(params).all()):
             # In practice only without privacy (private updates are bounded by clipping); checking
             # the released parameters is post-processing either way.

@@ -38,3 +38,31 @@ def test_single_output_clipping_of_extreme_rows():
     expected = torch.tensor([0.5, -0.25, 0.0, 0.0, 0.0, 0.0, 0.0])
     assert torch.equal(clipped, expected)
     assert torch.isfinite(clipped).all()
+
+
+def test_glm_fits_under_inference_mode_equal_fits_with_autograd(monkeypatch):
+    # The GLMs train under torch.inference_mode (needs_autograd = False): only autograd's
+    # bookkeeping is skipped, so fits are the same tensors, dense and sparse, private or not.
+    import numpy as np
+    import scipy.sparse as sp
+
+    from skdp.linear_model import DPLogisticRegression, DPRidge
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 5)) * (rng.random((600, 5)) < 0.5)
+    y = (X[:, 0] + 0.3 * rng.normal(size=600) > 0).astype(int)
+
+    def fits():
+        return [
+            DPLogisticRegression(random_state=1, max_iter=3).fit(X, y).coef_,
+            DPLogisticRegression(random_state=1, max_iter=3).fit(sp.csr_matrix(X), y).coef_,
+            DPLogisticRegression(random_state=1, optimizer="adaclip", max_iter=3).fit(X, y).coef_,
+            DPRidge(random_state=1, max_iter=3).fit(X, X[:, 1]).coef_,
+            DPRidge(privacy=(math.inf, 0), random_state=1, max_iter=3).fit(X, X[:, 1]).coef_,
+        ]
+
+    assert LinearModel.needs_autograd is False
+    fast = fits()
+    monkeypatch.setattr(LinearModel, "needs_autograd", True)
+    for a, b in zip(fast, fits(), strict=True):
+        np.testing.assert_array_equal(a, b)

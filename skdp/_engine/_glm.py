@@ -83,6 +83,8 @@ class LinearModel:
         Whether ``b`` exists (it is never penalised).
     """
 
+    needs_autograd = False  # closed-form gradients
+
     def __init__(self, n_features: int, n_outputs: int, loss: GLMLoss, fit_intercept: bool):
         self.n_features = n_features
         self.n_outputs = n_outputs

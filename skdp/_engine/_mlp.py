@@ -77,6 +77,8 @@ class MLPModel:
         The per-example loss on the output layer.
     """
 
+    needs_autograd = True  # per-layer gradients by torch's backward pass
+
     def __init__(self, layer_sizes: Sequence[int], activation: Activation, loss: OutputLoss):
         if len(layer_sizes) < 2:
             raise ValueError("an MLP needs at least an input and an output size")

@@ -183,7 +183,8 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
         if user_scale is None:
             if not math.isinf(epsilon):
                 return settings
-            # Scale-free without privacy: nothing but iterations limits the fit.
+            # The rules' runs (not the measured user-scale ones) without privacy: nothing but
+            # iterations limits the fit.
             per_epoch = steps_per_epoch(settings.n_samples, settings.batch_size)
             epochs = non_private_epochs(settings.epochs, per_epoch, model.loss)
             return dataclasses.replace(settings, epochs=epochs)

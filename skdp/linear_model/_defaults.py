@@ -79,7 +79,8 @@ NON_PRIVATE_STEPS = {"classification": 32 * MAX_GROWN_EPOCHS, "regression": 32 *
 
 
 def non_private_epochs(epochs: int, per_epoch: int, loss: OutputLoss) -> int:
-    """Epochs of a scale-free mini-batch run without privacy: enough for the task's
+    """Epochs of a mini-batch run of the rules (``max_iter='auto'`` where the measured
+    user-scale defaults do not apply) without privacy: enough for the task's
     ``NON_PRIVATE_STEPS``; full-batch runs (one step per epoch) keep ``epochs``."""
     if per_epoch <= 1:
         return epochs

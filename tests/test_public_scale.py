@@ -274,3 +274,10 @@ def test_auto_batch_grows_with_the_number_of_parameters_on_small_data():
     assert resolve_batch_size("auto", 32561, None, n_params=106) == 1018
     assert resolve_batch_size("auto", 100, None, n_params=10**6) == 100  # never above n
     assert resolve_batch_size(50, 1347, None, n_params=650) == 50  # an int is the user's
+
+
+def test_target_bound_without_ssp_warns_that_it_is_ignored():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(300, 3)), rng.normal(size=300)
+    with pytest.warns(UserWarning, match="target_bound is only used by optimizer='ssp'"):
+        DPRidge(target_bound=3.0, random_state=0, max_iter=2).fit(X, y)

@@ -8,6 +8,7 @@ from sklearn.base import RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 
 from .._engine._glm import GLMLoss
+from .._validation import warn_user
 from ._base import BaseDPLinearModel
 from ._ssp import SSPBounds, fit_ssp
 
@@ -364,6 +365,16 @@ default='constant'
             The fitted estimator.
         """
         X, y, targets = self._validate_regression_data(X, y)
+        if self.target_bound is not None and self.optimizer != "ssp":
+            # As scikit-learn warns of a parameter its solver ignores (LogisticRegression's
+            # l1_ratio): a user who passed a public bound expects it to act.
+            warn_user(
+                f"target_bound is only used by optimizer='ssp'; optimizer={self.optimizer!r} "
+                "clips per-example gradients instead and ignores it. To train on targets in "
+                "public units, use max_row_norm='auto' (a private search for their range) or "
+                "sklearn.compose.TransformedTargetRegressor with a fixed centre and width.",
+                UserWarning,
+            )
         if self.optimizer == "ssp":
             coef, intercept = fit_ssp(self, X, targets, _ssp_bounds)
         else:

@@ -293,7 +293,7 @@ class BaseDPEstimator(PrivacyReprMixin, AllocatedMixin, BaseEstimator):
         """Noise multiplier of the fit's own search for a public scale, or ``None``."""
         return None
 
-    def _apply_public_scale(self, X, targets, noise_multiplier):
+    def _apply_public_scale(self, X, targets, noise_multiplier, *, private: bool):
         """``(X, targets, report lines)`` on the training scale; unchanged by default."""
         return X, targets, []
 
@@ -376,7 +376,9 @@ class BaseDPEstimator(PrivacyReprMixin, AllocatedMixin, BaseEstimator):
 
         # 3. Run: on the public scale (found now, after the charge), with the step size that
         # the calibrated noise calls for (both public).
-        X, targets, scale_facts = self._apply_public_scale(X, targets, scale_noise)
+        X, targets, scale_facts = self._apply_public_scale(
+            X, targets, scale_noise, private=not np.isinf(epsilon)
+        )
         training_facts = [*scale_facts, *(training_facts or [])]
         tuned = self._settings_after_calibration(settings, calibration, model)
         if tuned is not settings:

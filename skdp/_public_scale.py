@@ -16,6 +16,7 @@ accountant, so the fit's guarantee covers it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 from dataclasses import dataclass
@@ -58,18 +59,23 @@ TARGET_QUANTILES = (0.02, 0.98)
 
 @dataclass(frozen=True)
 class PublicScale:
-    """Public scale of a fit: rows clipped to ``row_bound`` and divided by it; targets centred on
-    ``target_center`` and divided by ``target_halfwidth`` (per output), then clipped to [-1, 1].
+    """Public scale of a fit: rows clipped to ``row_bound`` and divided by it (``None``: rows as
+    given); targets centred on ``target_center`` and divided by ``target_halfwidth`` (per
+    output), then clipped to [-1, 1].
 
-    ``noise_multiplier`` is that of the search that found them (0 for a non-private fit), at
-    ``row_quantile`` of the row norms. Everything here is released (a DP output).
+    ``noise_multiplier`` is that of the search that found them (0 for a non-private fit, or when
+    nothing was searched), at ``row_quantile`` of the row norms. ``public_targets``: the targets'
+    range was given by the user (``target_bound``), not searched. Everything here is released
+    (a DP output) or public.
     """
 
-    row_bound: float
+    row_bound: float | None
     target_center: np.ndarray | None
     target_halfwidth: np.ndarray | None
     noise_multiplier: float
     row_quantile: float
+    public_targets: bool = False
+    private: bool | None = None  # whether the fit is private (None: from noise_multiplier)
 
     @property
     def scales_targets(self) -> bool:
@@ -80,11 +86,13 @@ class PublicScale:
         """Whether rows and targets are clipped to the scale: only under privacy. Without it
         nothing is clipped (a non-private fit reproduces the ordinary optimiser), and the scale
         only sets the units: clipping the 2% tails cost up to 0.016 R^2 against scikit-learn."""
-        return self.noise_multiplier > 0
+        return self.noise_multiplier > 0 if self.private is None else self.private
 
     def rows(self, X):
         """``X`` with rows clipped to ``row_bound`` (under privacy) and divided by it (a new
-        array)."""
+        array); ``X`` itself when the rows keep their scale."""
+        if self.row_bound is None:
+            return X
         if self.clips:
             X = rescale_rows(X, self.row_bound)
         elif sp.issparse(X):
@@ -110,7 +118,8 @@ class PublicScale:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Coefficients ``(n_outputs, n_features)`` and intercepts fitted on this scale, in the
         user's units (post-processing)."""
-        coef = coef / self.row_bound
+        if self.row_bound is not None:
+            coef = coef / self.row_bound
         if self.scales_targets:
             coef = coef * self.target_halfwidth[:, None]
             intercept = intercept * self.target_halfwidth + self.target_center
@@ -118,8 +127,21 @@ class PublicScale:
 
     def facts(self, owner: str) -> list[str]:
         """Lines for the privacy report."""
+        lines = []
+        if self.public_targets:
+            low = self.target_center - self.target_halfwidth
+            high = self.target_center + self.target_halfwidth
+            clipped = " and clipped to it" if self.clips else ""
+            lines.append(
+                f"targets centred on the public range [{float(low[0]):.6g}, "
+                f"{float(high[0]):.6g}] (target_bound) and divided by its half-width{clipped} "
+                "(per row, free)"
+            )
+            if self.row_bound is None:
+                return lines
         what = f"the {self.row_quantile:.3g}-quantile of the row norms of X"
-        if self.scales_targets:
+        searched_targets = self.scales_targets and not self.public_targets
+        if searched_targets:
             what += f" and the {TARGET_QUANTILES[0]:g}/{TARGET_QUANTILES[1]:g}-quantiles of y"
         how = (
             "computed exactly (non-private fit)"
@@ -132,17 +154,17 @@ class PublicScale:
                 f"{owner} trained on a public scale: {what}, {how}; rows of X were scaled down "
                 f"to norm {self.row_bound:.4g} and divided by it"
             )
-            if self.scales_targets:
+            if searched_targets:
                 line += ", targets centred, divided by their half-range and clipped to [-1, 1]"
         else:
             line = (
                 f"{owner} trained on a scale: {what}, {how}; rows of X were divided by "
                 f"{self.row_bound:.4g}"
             )
-            if self.scales_targets:
+            if searched_targets:
                 line += ", targets centred and divided by their half-range"
             line += " (nothing clipped)"
-        return [line + " (coefficients are reported in the original units)"]
+        return [*lines, line + " (coefficients are reported in the original units)"]
 
 
 def search_columns(n_outputs: int | None) -> tuple[int, tuple[float, ...]]:
@@ -251,6 +273,15 @@ class ScaleFreeFitMixin:
         """Whether 'auto' also puts the targets on a public scale (regression)."""
         return False
 
+    def _public_target_range(self) -> tuple[float, float] | None:
+        """A public range ``(low, high)`` of the targets given by the user (``None``: none),
+        used instead of searching for it; with it the targets are put on that scale whatever
+        ``max_row_norm`` is."""
+        return None
+
+    def _target_range(self) -> tuple[float, float] | None:
+        return self._public_target_range() if self._scales_targets() else None
+
     def _take_fit_scale(self) -> PublicScale | None:
         """The public scale the current fit trained on (``None``: the data as given), removed
         from the estimator: it is transient fit state, handed from the hooks to the fit."""
@@ -261,16 +292,16 @@ class ScaleFreeFitMixin:
     ) -> float | None:
         if self.max_row_norm != "auto":
             return None
-        outputs = n_outputs if self._scales_targets() else None
+        # A public range of the targets leaves only the row norms to search.
+        outputs = n_outputs if self._scales_targets() and self._target_range() is None else None
         noise = scale_noise_multiplier(epsilon, delta, n_samples, outputs)
         if noise is None:
             # Decided from public n and privacy only, before any data is read.
             what = "features and targets" if outputs is not None else "features"
             advice = (
                 "put the features on a public, roughly unit scale or pass a public "
-                "max_row_norm, and put the targets on a public scale from their documented "
-                "range (e.g. sklearn.compose.TransformedTargetRegressor with a fixed centre "
-                "and width): unscaled targets fit badly"
+                "max_row_norm, and give the targets' documented range as "
+                "target_bound=(low, high): unscaled targets fit badly"
                 if outputs is not None
                 else "put the features on a public, roughly unit scale, or pass a public "
                 "max_row_norm"
@@ -283,16 +314,37 @@ class ScaleFreeFitMixin:
             )
         return noise
 
-    def _apply_public_scale(self, X, targets, noise_multiplier):
+    def _apply_public_scale(self, X, targets, noise_multiplier, *, private: bool):
         self._fit_scale = None
-        if noise_multiplier is None:
+        target_range = self._target_range()
+        if noise_multiplier is None and target_range is None:
             return X, targets, []
-        # The search's own stream, independent of the fit's sampling and noise.
-        rng = np.random.default_rng(seed_sequence(self.random_state).spawn(4)[3])
-        scale = estimate_scale(
-            X, targets if self._scales_targets() else None, noise_multiplier, rng,
-            type(self).__name__,
-        )
+        if noise_multiplier is None:  # rows as given, targets on their public range
+            scale = PublicScale(None, None, None, 0.0, ROW_QUANTILE, private=private)
+        else:
+            # The search's own stream, independent of the fit's sampling and noise.
+            rng = np.random.default_rng(seed_sequence(self.random_state).spawn(4)[3])
+            searched = targets if self._scales_targets() and target_range is None else None
+            scale = estimate_scale(X, searched, noise_multiplier, rng, type(self).__name__)
+        if target_range is not None:
+            low, high = target_range
+            k = targets.shape[1]
+            scale = dataclasses.replace(
+                scale, target_center=np.full(k, (low + high) / 2.0),
+                target_halfwidth=np.full(k, (high - low) / 2.0), public_targets=True,
+                private=private,
+            )
+        if scale.scales_targets and not getattr(self, "fit_intercept", True):
+            # Centring would give the model an intercept it was asked not to have: the targets
+            # keep their origin and are divided by the larger end of the range.
+            reach = np.maximum(
+                np.abs(scale.target_center - scale.target_halfwidth),
+                np.abs(scale.target_center + scale.target_halfwidth),
+            )
+            scale = dataclasses.replace(
+                scale, target_center=np.zeros_like(reach),
+                target_halfwidth=np.where(reach > 0, reach, 1.0),
+            )
         self._fit_scale = scale
         return scale.rows(X), scale.targets(targets), scale.facts("max_row_norm='auto':")
 

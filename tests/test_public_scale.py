@@ -31,6 +31,12 @@ def _classification(n=3000, d=8, scale=1.0, seed=0):
     return X * scale, y
 
 
+def _regression(n=3000, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    return X, 3.0 * X @ rng.normal(size=d) + rng.normal(size=n)
+
+
 def _gaussians(event):
     """Every GaussianDpEvent's noise multiplier inside ``event``."""
     if isinstance(event, dp_accounting.GaussianDpEvent):
@@ -276,8 +282,66 @@ def test_auto_batch_grows_with_the_number_of_parameters_on_small_data():
     assert resolve_batch_size(50, 1347, None, n_params=650) == 50  # an int is the user's
 
 
-def test_target_bound_without_ssp_warns_that_it_is_ignored():
+def test_public_target_range_scales_small_data_the_search_cannot():
+    # 331 rows at epsilon 1: the search for a scale is infeasible, and raw targets in [25, 346]
+    # fit far worse than predicting their mean. The documented range puts them on a scale.
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    X_train, y_train, X_test, y_test = X[:331], y[:331], X[331:], y[331:]
+    scores = {}
+    for bound in (None, (25, 346)):
+        with pytest.warns(PrivacyWarning, match="too small to find a public scale"):
+            model = DPRidge(privacy=(1.0, 1e-5), random_state=0, target_bound=bound)
+            model.fit(X_train, y_train)
+        scores[bound] = model.score(X_test, y_test)
+    assert scores[None] < -1.0
+    assert scores[(25, 346)] > scores[None] + 2.0
+    assert scores[(25, 346)] > -0.3
+    assert "public range [25, 346]" in model.privacy_report()
+
+
+def test_public_target_range_leaves_only_the_rows_to_search():
+    X, y = _regression(n=20_000)
+    searched = DPRidge(random_state=0).fit(X, y)
+    given = DPRidge(random_state=0, target_bound=(-50.0, 50.0)).fit(X, y)
+    assert _gaussians(searched.dp_event_)[-1] == pytest.approx(
+        scale_noise_multiplier(1.0, 1e-5, 20_000, 1))
+    assert _gaussians(given.dp_event_)[-1] == pytest.approx(
+        scale_noise_multiplier(1.0, 1e-5, 20_000, None))
+    assert given.score(X, y) > 0.9
+
+
+@pytest.mark.parametrize("optimizer", ["noisy_sgd", "ssp"])
+@pytest.mark.parametrize("bound", [None, (0.0, 25.0)])
+def test_no_intercept_means_no_centring(optimizer, bound):
+    # Centring the targets on their range would hand the model an intercept.
     rng = np.random.default_rng(0)
-    X, y = rng.normal(size=(300, 3)), rng.normal(size=300)
-    with pytest.warns(UserWarning, match="target_bound is only used by optimizer='ssp'"):
-        DPRidge(target_bound=3.0, random_state=0, max_iter=2).fit(X, y)
+    X = rng.normal(size=(5000, 3))
+    y = X @ np.array([1.0, 2.0, 3.0]) + 10.0
+    model = DPRidge(fit_intercept=False, optimizer=optimizer, target_bound=bound,
+                    random_state=0).fit(X, y)
+    assert model.intercept_ == 0.0
+    with_intercept = DPRidge(optimizer=optimizer, target_bound=bound, random_state=0).fit(X, y)
+    assert with_intercept.intercept_ == pytest.approx(10.0, abs=0.5)
+
+
+def test_ssp_with_a_public_target_range_and_row_bound():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 3))
+    y = X @ np.array([1.0, 2.0, 3.0]) + 10.0
+    model = DPRidge(optimizer="ssp", max_row_norm=4.0, target_bound=(0.0, 25.0),
+                    random_state=0).fit(X, y)
+    assert model.score(X, y) > 0.99
+    assert model.intercept_ == pytest.approx(10.0, abs=0.5)
+
+
+@pytest.mark.parametrize("bound", [(1.0, 1.0), (3.0, 1.0), (1.0, 2.0, 3.0), (0.0, np.inf), "a"])
+def test_malformed_target_range_is_refused_before_any_charge(bound, tmp_path):
+    from skdp import PrivacyBudget
+
+    budget = PrivacyBudget(epsilon=5.0, delta=1e-5, path=tmp_path / "ledger.db")
+    X, y = _regression(n=500)
+    with pytest.raises((ValueError, TypeError), match="target_bound"):
+        DPRidge(target_bound=bound, budget=budget).fit(X, y)
+    assert budget.history() == []

@@ -149,7 +149,8 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
         scale = self._take_fit_scale()
         if scale is not None:
             coef, intercept = scale.to_user_units(coef, intercept)
-            self.row_norm_bound_ = scale.row_bound
+            if scale.row_bound is not None:
+                self.row_norm_bound_ = scale.row_bound
         return coef, intercept
 
     def _initial_step_size(
@@ -200,13 +201,14 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
     def _settings_after_calibration(self, settings, calibration, model):
         changes = {}
         scale = self._fit_scale
-        if scale is not None and settings.l2:
+        rows_scaled = scale is not None and scale.row_bound is not None
+        if rows_scaled and settings.l2:
             # The penalty is on the coefficients in the user's units (scikit-learn's objective):
             # on rows divided by B (and targets divided by h) that is l2 / B^2.
             changes["l2"] = settings.l2 / scale.row_bound**2
         user_scale = self._user_scale_defaults(settings.n_samples, settings.batch_size)
         if self.eta0 == "auto" and self.accountant != "last_iterate" and user_scale is None:
-            row_bound = 1.0 if scale is not None else (
+            row_bound = 1.0 if rows_scaled else (
                 float(self.max_row_norm) if self._given_row_norm() else None
             )
             step = auto_step_size(

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from numbers import Real
 
+import numpy as np
 from sklearn.base import RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 
 from .._engine._glm import GLMLoss
-from .._validation import warn_user
 from ._base import BaseDPLinearModel
 from ._ssp import SSPBounds, fit_ssp
 
@@ -146,11 +147,16 @@ default='constant'
         cannot come from the data (see Notes). Take it from the public ranges of the
         features. Optional with the other accountants. With ``optimizer='ssp'`` it is the
         required bound ``B_x`` (rows are clipped to it).
-    target_bound : float, default=None
-        Public bound ``B_y`` on the targets, used by ``optimizer='ssp'`` only (the other
-        optimizers clip per-example gradients instead and ignore it): ``y`` is clipped to
-        ``[-B_y, B_y]`` (with several targets, each row of ``y`` to L2 norm ``B_y``). Take it
-        from the public range of the target, never from the private data.
+    target_bound : float or (low, high), default=None
+        Public range of the targets: ``B_y`` for ``[-B_y, B_y]``, or a pair ``(low, high)``
+        (every target, with several). Take it from the documented range of the target, never
+        from the private data. With it, ``y`` is centred on the range, divided by its
+        half-width and clipped to it (per row, free under DP; predictions are in the original
+        units), whatever ``max_row_norm`` is: ``max_row_norm='auto'`` then searches only for
+        the rows' scale, and where that search is infeasible (small data) the targets are
+        still on a public scale. With ``optimizer='ssp'`` it is the bound ``B_y`` of the
+        released ``X^T y`` (with several targets, each row of centred ``y`` is clipped to L2
+        norm ``B_y sqrt(n_targets)``).
     budget : skdp.PrivacyBudget, default=None
         A privacy ledger to charge: the fit's spend is recorded there before the data is
         touched, and a fit that would exceed the budget raises
@@ -284,7 +290,7 @@ default='constant'
     _parameter_constraints: dict = {
         **BaseDPLinearModel._parameter_constraints,
         "alpha": [Interval(Real, 0, None, closed="left")],
-        "target_bound": [Interval(Real, 0, None, closed="neither"), None],
+        "target_bound": [Interval(Real, 0, None, closed="neither"), "array-like", None],
     }
 
     def __init__(
@@ -342,6 +348,25 @@ default='constant'
     def _scales_targets(self) -> bool:
         return True  # max_row_norm='auto' also puts y on a public scale
 
+    def _public_target_range(self) -> tuple[float, float] | None:
+        """``target_bound`` as ``(low, high)``, validated (``None`` when not given)."""
+        bound = self.target_bound
+        if bound is None:
+            return None
+        if isinstance(bound, Real):
+            return -float(bound), float(bound)
+        values = np.asarray(bound, dtype=object).ravel()
+        ok = values.size == 2 and all(
+            isinstance(v, Real) and not isinstance(v, bool) and math.isfinite(v)
+            for v in values
+        )
+        if not ok or not values[0] < values[1]:
+            raise ValueError(
+                "target_bound must be a positive number B_y (the range [-B_y, B_y]) or a pair "
+                f"(low, high) of finite numbers with low < high, got {bound!r}"
+            )
+        return float(values[0]), float(values[1])
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
@@ -365,16 +390,7 @@ default='constant'
             The fitted estimator.
         """
         X, y, targets = self._validate_regression_data(X, y)
-        if self.target_bound is not None and self.optimizer != "ssp":
-            # As scikit-learn warns of a parameter its solver ignores (LogisticRegression's
-            # l1_ratio): a user who passed a public bound expects it to act.
-            warn_user(
-                f"target_bound is only used by optimizer='ssp'; optimizer={self.optimizer!r} "
-                "clips per-example gradients instead and ignores it. To train on targets in "
-                "public units, use max_row_norm='auto' (a private search for their range) or "
-                "sklearn.compose.TransformedTargetRegressor with a fixed centre and width.",
-                UserWarning,
-            )
+        self._public_target_range()  # refuse a malformed range before anything is charged
         if self.optimizer == "ssp":
             coef, intercept = fit_ssp(self, X, targets, _ssp_bounds)
         else:
@@ -410,9 +426,18 @@ def _ssp_bounds(estimator: DPRidge, X, targets, *, private: bool) -> SSPBounds:
     privacy nothing is clipped and missing bounds are allowed. Called before anything is
     charged, so a refusal spends nothing.
     """
-    row, target = estimator.max_row_norm, estimator.target_bound
+    row, target_range = estimator.max_row_norm, estimator._public_target_range()
     if isinstance(row, str):  # 'auto' is handled by fit_ssp before it asks for bounds
         row = None
+    target = center = None
+    if target_range is not None:
+        low, high = target_range
+        # Centred on the range, every target lies within its half-width: a row of k of them
+        # within half-width * sqrt(k) in L2 norm. Without an intercept nothing is centred (the
+        # centre would become one): the bound is then the larger end of the range.
+        center = (low + high) / 2.0 if estimator.fit_intercept else 0.0
+        reach = (high - low) / 2.0 if estimator.fit_intercept else max(abs(low), abs(high))
+        target = reach * math.sqrt(targets.shape[1])
     if private:
         missing = [
             f"{name} (a public bound on {what})"
@@ -432,5 +457,5 @@ def _ssp_bounds(estimator: DPRidge, X, targets, *, private: bool) -> SSPBounds:
                 "max_row_norm_ for its output)."
             )
     return SSPBounds(
-        None if row is None else float(row), None if target is None else float(target)
+        None if row is None else float(row), target, 0.0 if center is None else center
     )

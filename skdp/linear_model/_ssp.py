@@ -43,11 +43,14 @@ MECHANISM = "optimizer='ssp' (AdaSSP: noisy sufficient statistics, one ridge sol
 
 @dataclass(frozen=True)
 class SSPBounds:
-    """Public bounds: ``row`` on the L2 norm of the rows of X (B_x), ``target`` on |y| (B_y;
-    on the L2 norm of each row of y for several targets). ``None`` only without privacy."""
+    """Public bounds: ``row`` on the L2 norm of the rows of X (B_x), ``target`` on
+    ``|y - target_center|`` (B_y; on the L2 norm of each row of centred y for several targets).
+    ``None`` only without privacy. The centre is public (the middle of ``target_bound``'s
+    range): subtracting it is a per-row map, and it is added back to the intercept."""
 
     row: float | None
     target: float | None
+    target_center: float = 0.0
 
 
 BoundsFunction = Callable[..., SSPBounds]
@@ -141,7 +144,9 @@ def fit_ssp(estimator, X, targets: np.ndarray, bounds_fn: BoundsFunction):
         spend = calibration.dp_event
     scale = None
     if scale_noise is not None:
-        X, targets, scale_facts = estimator._apply_public_scale(X, targets, scale_noise)
+        X, targets, scale_facts = estimator._apply_public_scale(
+            X, targets, scale_noise, private=private
+        )
         scale = estimator._take_fit_scale()
         facts = [*scale_facts, *facts]
     d_tilde = n_features + (c is not None)
@@ -150,9 +155,10 @@ def fit_ssp(estimator, X, targets: np.ndarray, bounds_fn: BoundsFunction):
 
     # 4. Release and solve, in float64.
     device = resolve_device(estimator.device)
+    center = bounds.target_center if private else 0.0  # without privacy nothing is clipped
     if private:
         X = rescale_rows(X, float(bounds.row))
-        targets = clip_targets(targets, float(bounds.target))
+        targets = clip_targets(targets - center, float(bounds.target))
     S, b = sufficient_statistics(X, targets, c, device)
     randomness = FitRandomness(estimator.random_state, device)
     draws = draw_standard_normals(randomness.noise, d_tilde, n_targets, device)
@@ -186,6 +192,7 @@ def fit_ssp(estimator, X, targets: np.ndarray, bounds_fn: BoundsFunction):
     )
     coef = W[:n_features].T
     intercept = c * W[n_features] if c is not None else np.zeros(n_targets)
+    intercept = intercept + center
     if scale is not None:
         coef, intercept = scale.to_user_units(coef, intercept)
         estimator.row_norm_bound_ = scale.row_bound

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import warnings
 from dataclasses import dataclass
 
@@ -34,6 +35,7 @@ from .preprocessing._mechanisms import QUANTILE_PROBES, feasible_quantile_margin
 
 __all__ = [
     "ScaleFreeFitMixin",
+    "parse_target_bound",
     "SCALE_SHARES",
     "ROW_QUANTILE",
     "TARGET_QUANTILES",
@@ -258,6 +260,28 @@ def _scale(row_bound, lower, upper, noise_multiplier, quantile) -> PublicScale:
         halfwidth = (upper - lower) / 2.0
         halfwidth = np.where(halfwidth > 0, halfwidth, 1.0)  # a constant target: any unit
     return PublicScale(row_bound, center, halfwidth, noise_multiplier, quantile)
+
+
+def parse_target_bound(bound) -> tuple[float, float] | None:
+    """A regressor's ``target_bound`` as a public range ``(low, high)``: ``B`` is ``(-B, B)``;
+    ``None`` stays ``None``. Refuses anything but a positive number or an increasing pair of
+    finite numbers."""
+    if bound is None:
+        return None
+    if isinstance(bound, numbers.Real) and not isinstance(bound, bool):
+        if bound > 0 and math.isfinite(bound):
+            return -float(bound), float(bound)
+    else:
+        values = np.asarray(bound, dtype=object).ravel()
+        if values.size == 2 and all(
+            isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
+            for v in values
+        ) and values[0] < values[1]:
+            return float(values[0]), float(values[1])
+    raise ValueError(
+        "target_bound must be a positive number B_y (the range [-B_y, B_y]) or a pair "
+        f"(low, high) of finite numbers with low < high, got {bound!r}"
+    )
 
 
 class ScaleFreeFitMixin:

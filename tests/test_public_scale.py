@@ -345,3 +345,20 @@ def test_malformed_target_range_is_refused_before_any_charge(bound, tmp_path):
     with pytest.raises((ValueError, TypeError), match="target_bound"):
         DPRidge(target_bound=bound, budget=budget).fit(X, y)
     assert budget.history() == []
+
+
+@pytest.mark.parametrize("max_row_norm", ["auto", None])
+def test_mlp_regressor_takes_a_public_target_range(max_row_norm):
+    from skdp.neural_network import DPMLPRegressor
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(4000, 4))
+    y = 200.0 + 40.0 * np.tanh(X[:, 0]) + 20.0 * X[:, 1] + rng.normal(size=4000)
+    model = DPMLPRegressor(privacy=(4.0, 1e-5), target_bound=(100.0, 300.0), random_state=0,
+                           max_row_norm=max_row_norm, hidden_layer_sizes=(16,))
+    model.fit(X, y)
+    assert "public range [100, 300]" in model.privacy_report()
+    assert hasattr(model, "row_norm_bound_") == (max_row_norm == "auto")
+    assert model.score(X, y) > 0.5  # in the original units: the range was folded back
+    with pytest.raises(ValueError, match="target_bound"):
+        DPMLPRegressor(target_bound=(3.0, 1.0)).fit(X, y)

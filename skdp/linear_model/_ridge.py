@@ -5,11 +5,11 @@ from __future__ import annotations
 import math
 from numbers import Real
 
-import numpy as np
 from sklearn.base import RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 
 from .._engine._glm import GLMLoss
+from .._public_scale import parse_target_bound
 from ._base import BaseDPLinearModel
 from ._ssp import SSPBounds, fit_ssp
 
@@ -350,22 +350,7 @@ default='constant'
 
     def _public_target_range(self) -> tuple[float, float] | None:
         """``target_bound`` as ``(low, high)``, validated (``None`` when not given)."""
-        bound = self.target_bound
-        if bound is None:
-            return None
-        if isinstance(bound, Real):
-            return -float(bound), float(bound)
-        values = np.asarray(bound, dtype=object).ravel()
-        ok = values.size == 2 and all(
-            isinstance(v, Real) and not isinstance(v, bool) and math.isfinite(v)
-            for v in values
-        )
-        if not ok or not values[0] < values[1]:
-            raise ValueError(
-                "target_bound must be a positive number B_y (the range [-B_y, B_y]) or a pair "
-                f"(low, high) of finite numbers with low < high, got {bound!r}"
-            )
-        return float(values[0]), float(values[1])
+        return parse_target_bound(self.target_bound)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

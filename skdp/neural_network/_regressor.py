@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from numbers import Real
+
 from sklearn.base import RegressorMixin, _fit_context
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._engine._losses import OutputLoss
-from .._public_scale import ScaleFreeFitMixin
+from .._public_scale import ScaleFreeFitMixin, parse_target_bound
 from ._base import BaseDPMLP
 
 __all__ = ["DPMLPRegressor"]
@@ -105,6 +107,13 @@ default='constant'
         public unit scale). Measured (``benchmarks/bench_mlp_scale.py``, docs/benchmarks.md):
         R^2 0.55 / 0.81 instead of -58 / -6.7 on ames' raw prices at epsilon 1 / 4, and 0.0025
         R^2 behind the data as given on diamonds, already on a unit scale.
+    target_bound : float or (low, high), default=None
+        Public range of the targets (``B_y`` for ``[-B_y, B_y]``, or ``(low, high)`` for every
+        target), from their documentation, never from the private data. With it the targets
+        are centred on the range, divided by its half-width and clipped to it (per row, free),
+        whatever ``max_row_norm`` is, and ``max_row_norm='auto'`` searches only for the rows'
+        scale; where that search is infeasible (small data), the targets are still on a public
+        scale. Folded into the last layer like the searched scale.
     average : bool or float in (0, 1], default=True
         Return the average of the last iterates instead of the last one: ``True`` averages
         the last tenth of the steps, a float sets that fraction, ``False`` returns the last
@@ -193,10 +202,14 @@ default='constant'
     _parameter_constraints: dict = {
         **BaseDPMLP._parameter_constraints,
         "max_row_norm": [None, StrOptions({"auto"})],
+        "target_bound": [Interval(Real, 0, None, closed="neither"), "array-like", None],
     }
 
     def _scales_targets(self) -> bool:
         return True
+
+    def _public_target_range(self) -> tuple[float, float] | None:
+        return parse_target_bound(self.target_bound)
 
     def __init__(
         self,
@@ -218,6 +231,7 @@ default='constant'
         average=True,
         accountant="pld",
         max_row_norm="auto",
+        target_bound=None,
         budget=None,
         device="auto",
         random_state=None,
@@ -240,6 +254,7 @@ default='constant'
         self.average = average
         self.accountant = accountant
         self.max_row_norm = max_row_norm
+        self.target_bound = target_bound
         self.budget = budget
         self.device = device
         self.random_state = random_state
@@ -272,6 +287,7 @@ default='constant'
             The fitted estimator.
         """
         X, y, targets = self._validate_regression_data(X, y)
+        self._public_target_range()  # refuse a malformed range before anything is charged
         self._fit_mlp(X, targets, OutputLoss.SQUARED, targets.shape[1])
         self._fold_public_scale()
         self._single_output = y.ndim == 1
@@ -285,10 +301,11 @@ default='constant'
         scale = self._take_fit_scale()
         if scale is None:
             return
-        self.coefs_[0] = self.coefs_[0] / scale.row_bound
+        if scale.row_bound is not None:  # None: rows as given (only the targets were scaled)
+            self.coefs_[0] = self.coefs_[0] / scale.row_bound
+            self.row_norm_bound_ = scale.row_bound
         self.coefs_[-1] = self.coefs_[-1] * scale.target_halfwidth[None, :]
         self.intercepts_[-1] = self.intercepts_[-1] * scale.target_halfwidth + scale.target_center
-        self.row_norm_bound_ = scale.row_bound
 
     def predict(self, X):
         """Predict targets.

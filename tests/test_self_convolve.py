@@ -14,9 +14,9 @@ import pytest
 from dp_accounting.pld import common, pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as pld_module
 
-from skdp.accounting import _gaussian_pld
 from skdp.accounting import _self_convolve as sc
-from skdp.accounting._gaussian_pld import gaussian_pld, self_compose
+from skdp.accounting._gaussian_pld import gaussian_pld
+from skdp.accounting._self_convolve import self_compose
 
 TAIL = 1e-15  # PrivacyLossDistribution.self_compose's truncation, the accountant's
 
@@ -147,7 +147,7 @@ def test_small_sparse_pmfs_and_old_dp_accounting_use_dp_accountings_own(monkeypa
     # Randomised response: 2 losses, so 2^3 fits dp_accounting's sparse composition.
     pld = pld_module.from_randomized_response(0.3, 2, value_discretization_interval=1e-3)
     _assert_same_pld(self_compose(pld, 3), pld.self_compose(3))
-    monkeypatch.setattr(_gaussian_pld, "_HAS_PMF_INTERNALS", False)
+    monkeypatch.setattr(sc, "_HAS_PMF_INTERNALS", False)
     pld = gaussian_pld(2.0, 1e-3, sampling_prob=0.05)
     _assert_same_pld(self_compose(pld, 50), pld.self_compose(50))
 

@@ -27,7 +27,7 @@ import numbers
 
 import numpy as np
 from dp_accounting import dp_event
-from dp_accounting.pld import pld_pmf, pld_privacy_accountant
+from dp_accounting.pld import pld_privacy_accountant
 from dp_accounting.pld import privacy_loss_distribution as pld_module
 from dp_accounting.pld.privacy_loss_mechanism import AdjacencyType, GaussianPrivacyLoss
 from dp_accounting.privacy_accountant import NeighboringRelation as DpRelation
@@ -35,7 +35,7 @@ from scipy import special, stats
 
 from . import _connect_dots
 from ._pld_epsilon import epsilon_for_delta
-from ._self_convolve import self_convolve
+from ._self_convolve import self_compose
 
 __all__ = ["VectorisedGaussianLoss", "gaussian_pld", "self_compose", "compose",
            "VectorisedPLDAccountant"]
@@ -48,13 +48,6 @@ _HAS_BUILDERS = all(
     hasattr(pld_module, name)
     for name in ("_create_pld_pmf_from_monotone_privacy_loss", "_pld_for_subsampled_mechanism")
 )
-# self_compose mirrors DensePLDPmf.self_compose (and SparsePLDPmf's hand-over to it) on these
-# names (stable from 0.4 to 0.6); without them it is dp_accounting's own self_compose.
-_HAS_PMF_INTERNALS = all(
-    hasattr(pld_pmf, name) for name in ("DensePLDPmf", "SparsePLDPmf", "_MAX_PMF_SPARSE_SIZE")
-)
-# PrivacyLossDistribution.self_compose's and PMFs' default truncation, the accountant's.
-_SELF_COMPOSE_TRUNCATION = 1e-15
 
 
 class _Normal:
@@ -256,56 +249,6 @@ def gaussian_pld(
         )
 
     return pld_module._pld_for_subsampled_mechanism(single_pmf, sampling_prob)
-
-
-def _self_compose_pmf(pmf, num_times: int, tail_mass_truncation: float):
-    """``pmf.self_compose(num_times, tail_mass_truncation)``, dense PMFs by :func:`self_convolve`.
-
-    The dense case is ``DensePLDPmf.self_compose`` line for line with the convolution replaced;
-    a sparse PMF goes dense when dp_accounting's would (its size to the power ``num_times``
-    above its sparse limit) and otherwise composes as dp_accounting's; other PMFs are theirs.
-    """
-    kind = type(pmf)
-    if kind is pld_pmf.SparsePLDPmf and num_times > 1:
-        if pmf.size**num_times <= pld_pmf._MAX_PMF_SPARSE_SIZE:
-            return pmf.self_compose(num_times, tail_mass_truncation)
-        pmf = (_connect_dots.to_dense_pmf(pmf) if _connect_dots.HAS_PMF_INTERNALS
-               else pmf.to_dense_pmf())
-        kind = type(pmf)
-    if kind is not pld_pmf.DensePLDPmf or num_times <= 0:
-        return pmf.self_compose(num_times, tail_mass_truncation)
-    # pylint: disable=protected-access
-    offset, probs = self_convolve(pmf._probs, num_times, tail_mass_truncation)
-    lower_loss = pmf._lower_loss * num_times + offset
-    # tail_mass_truncation + 1 - (1 - infinity_mass)**num_times, as dp_accounting writes it.
-    infinity_mass = (tail_mass_truncation
-                     - math.expm1(num_times * math.log1p(-pmf._infinity_mass)))
-    return pld_pmf.DensePLDPmf(pmf._discretization, lower_loss, np.array(probs),
-                               infinity_mass, pmf._pessimistic_estimate)
-
-
-def self_compose(
-    pld: pld_module.PrivacyLossDistribution,
-    num_times: int,
-    tail_mass_truncation: float = _SELF_COMPOSE_TRUNCATION,
-) -> pld_module.PrivacyLossDistribution:
-    """``pld.self_compose(num_times)`` with dense PMFs convolved by :func:`self_convolve`.
-
-    The same PLD as dp_accounting's: the same truncation window, lower loss, infinity mass and
-    pessimistic flag of each direction, and the same masses, bit for bit
-    (``tests/test_self_convolve.py``). A dp_accounting without the internals this relies on
-    composes by its own ``self_compose``.
-    """
-    # pylint: disable=protected-access
-    if not _HAS_PMF_INTERNALS or not all(
-        hasattr(pld, name) for name in ("_pmf_remove", "_pmf_add", "_symmetric")
-    ):
-        return pld.self_compose(num_times, tail_mass_truncation)
-    pmf_remove = _self_compose_pmf(pld._pmf_remove, num_times, tail_mass_truncation)
-    if pld._symmetric:
-        return pld_module.PrivacyLossDistribution(pmf_remove)
-    pmf_add = _self_compose_pmf(pld._pmf_add, num_times, tail_mass_truncation)
-    return pld_module.PrivacyLossDistribution(pmf_remove, pmf_add)
 
 
 compose = _connect_dots.compose

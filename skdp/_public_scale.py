@@ -36,6 +36,7 @@ from .preprocessing._mechanisms import QUANTILE_PROBES, feasible_quantile_margin
 __all__ = [
     "ScaleFreeFitMixin",
     "parse_target_bound",
+    "range_scale",
     "SCALE_SHARES",
     "ROW_QUANTILE",
     "TARGET_QUANTILES",
@@ -66,7 +67,8 @@ class PublicScale:
     output), then clipped to [-1, 1].
 
     ``noise_multiplier`` is that of the search that found them (0 for a non-private fit, or when
-    nothing was searched), at ``row_quantile`` of the row norms. ``public_targets``: the targets'
+    nothing was searched), at ``row_quantile`` of the row norms. ``private``: whether the fit is
+    private (then rows and targets are clipped to the scale). ``public_targets``: the targets'
     range was given by the user (``target_bound``), not searched. Everything here is released
     (a DP output) or public.
     """
@@ -76,8 +78,8 @@ class PublicScale:
     target_halfwidth: np.ndarray | None
     noise_multiplier: float
     row_quantile: float
+    private: bool
     public_targets: bool = False
-    private: bool | None = None  # whether the fit is private (None: from noise_multiplier)
 
     @property
     def scales_targets(self) -> bool:
@@ -88,7 +90,7 @@ class PublicScale:
         """Whether rows and targets are clipped to the scale: only under privacy. Without it
         nothing is clipped (a non-private fit reproduces the ordinary optimiser), and the scale
         only sets the units: clipping the 2% tails cost up to 0.016 R^2 against scikit-learn."""
-        return self.noise_multiplier > 0 if self.private is None else self.private
+        return self.private
 
     def rows(self, X):
         """``X`` with rows clipped to ``row_bound`` (under privacy) and divided by it (a new
@@ -256,10 +258,25 @@ def _scale(row_bound, lower, upper, noise_multiplier, quantile) -> PublicScale:
         row_bound = 1.0  # every row is (nearly) zero: any bound is as good
     center = halfwidth = None
     if lower is not None:
-        center = (lower + upper) / 2.0
-        halfwidth = (upper - lower) / 2.0
-        halfwidth = np.where(halfwidth > 0, halfwidth, 1.0)  # a constant target: any unit
-    return PublicScale(row_bound, center, halfwidth, noise_multiplier, quantile)
+        center, halfwidth = range_scale(lower, upper, centred=True)
+    # A search with noise is a private fit's; noise 0 means exact quantiles, no privacy.
+    return PublicScale(row_bound, center, halfwidth, noise_multiplier, quantile,
+                       private=noise_multiplier > 0)
+
+
+def range_scale(low, high, *, centred: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``(centre, half-width)`` that map ``[low, high]`` into [-1, 1] (elementwise).
+
+    ``centred=False`` (a model without an intercept, which must not receive the centre as one):
+    centre 0 and the larger end of the range. A zero half-width (a constant target) is 1: any
+    unit will do.
+    """
+    low, high = np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+    if centred:
+        center, halfwidth = (low + high) / 2.0, (high - low) / 2.0
+    else:
+        center, halfwidth = np.zeros_like(low), np.maximum(np.abs(low), np.abs(high))
+    return center, np.where(halfwidth > 0, halfwidth, 1.0)
 
 
 def parse_target_bound(bound) -> tuple[float, float] | None:
@@ -294,17 +311,15 @@ class ScaleFreeFitMixin:
     """
 
     def _scales_targets(self) -> bool:
-        """Whether 'auto' also puts the targets on a public scale (regression)."""
+        """Whether 'auto' also puts the targets on a public scale (regression; such an
+        estimator also has ``target_bound``)."""
         return False
 
-    def _public_target_range(self) -> tuple[float, float] | None:
-        """A public range ``(low, high)`` of the targets given by the user (``None``: none),
-        used instead of searching for it; with it the targets are put on that scale whatever
-        ``max_row_norm`` is."""
-        return None
-
     def _target_range(self) -> tuple[float, float] | None:
-        return self._public_target_range() if self._scales_targets() else None
+        """The public range ``(low, high)`` of the targets given as ``target_bound`` (``None``:
+        none, or a classifier), validated; used instead of searching for it, and whatever
+        ``max_row_norm`` is."""
+        return parse_target_bound(self.target_bound) if self._scales_targets() else None
 
     def _take_fit_scale(self) -> PublicScale | None:
         """The public scale the current fit trained on (``None``: the data as given), removed
@@ -350,25 +365,18 @@ class ScaleFreeFitMixin:
             rng = np.random.default_rng(seed_sequence(self.random_state).spawn(4)[3])
             searched = targets if self._scales_targets() and target_range is None else None
             scale = estimate_scale(X, searched, noise_multiplier, rng, type(self).__name__)
+        centred = getattr(self, "fit_intercept", True)  # the MLP always has output biases
         if target_range is not None:
-            low, high = target_range
             k = targets.shape[1]
-            scale = dataclasses.replace(
-                scale, target_center=np.full(k, (low + high) / 2.0),
-                target_halfwidth=np.full(k, (high - low) / 2.0), public_targets=True,
-                private=private,
-            )
-        if scale.scales_targets and not getattr(self, "fit_intercept", True):
-            # Centring would give the model an intercept it was asked not to have: the targets
-            # keep their origin and are divided by the larger end of the range.
-            reach = np.maximum(
-                np.abs(scale.target_center - scale.target_halfwidth),
-                np.abs(scale.target_center + scale.target_halfwidth),
-            )
-            scale = dataclasses.replace(
-                scale, target_center=np.zeros_like(reach),
-                target_halfwidth=np.where(reach > 0, reach, 1.0),
-            )
+            low, high = np.full(k, target_range[0]), np.full(k, target_range[1])
+            center, halfwidth = range_scale(low, high, centred=centred)
+            scale = dataclasses.replace(scale, target_center=center, target_halfwidth=halfwidth,
+                                        public_targets=True)
+        elif scale.scales_targets and not centred:
+            center, halfwidth = range_scale(scale.target_center - scale.target_halfwidth,
+                                            scale.target_center + scale.target_halfwidth,
+                                            centred=False)
+            scale = dataclasses.replace(scale, target_center=center, target_halfwidth=halfwidth)
         self._fit_scale = scale
         return scale.rows(X), scale.targets(targets), scale.facts("max_row_norm='auto':")
 

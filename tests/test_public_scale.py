@@ -188,7 +188,7 @@ def test_share_grows_for_small_data_and_exact_ranges_without_privacy():
     assert np.abs(exact.targets(y)).max() > 1.0
     np.testing.assert_allclose(exact.rows(X), X / exact.row_bound)
     # Under privacy the same scale clips rows and targets (their sensitivity needs it).
-    private = dataclasses.replace(exact, noise_multiplier=1.0)
+    private = dataclasses.replace(exact, noise_multiplier=1.0, private=True)
     assert private.clips
     assert np.abs(private.targets(y)).max() == pytest.approx(1.0)
     assert np.linalg.norm(private.rows(X), axis=1).max() <= 1.0 + 1e-6

@@ -9,7 +9,7 @@ from sklearn.base import RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 
 from .._engine._glm import GLMLoss
-from .._public_scale import parse_target_bound
+from .._public_scale import range_scale
 from ._base import BaseDPLinearModel
 from ._ssp import SSPBounds, fit_ssp
 
@@ -348,10 +348,6 @@ default='constant'
     def _scales_targets(self) -> bool:
         return True  # max_row_norm='auto' also puts y on a public scale
 
-    def _public_target_range(self) -> tuple[float, float] | None:
-        """``target_bound`` as ``(low, high)``, validated (``None`` when not given)."""
-        return parse_target_bound(self.target_bound)
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
@@ -375,7 +371,7 @@ default='constant'
             The fitted estimator.
         """
         X, y, targets = self._validate_regression_data(X, y)
-        self._public_target_range()  # refuse a malformed range before anything is charged
+        self._target_range()  # refuse a malformed range before anything is charged
         if self.optimizer == "ssp":
             coef, intercept = fit_ssp(self, X, targets, _ssp_bounds)
         else:
@@ -411,18 +407,15 @@ def _ssp_bounds(estimator: DPRidge, X, targets, *, private: bool) -> SSPBounds:
     privacy nothing is clipped and missing bounds are allowed. Called before anything is
     charged, so a refusal spends nothing.
     """
-    row, target_range = estimator.max_row_norm, estimator._public_target_range()
+    row, target_range = estimator.max_row_norm, estimator._target_range()
     if isinstance(row, str):  # 'auto' is handled by fit_ssp before it asks for bounds
         row = None
     target = center = None
     if target_range is not None:
-        low, high = target_range
-        # Centred on the range, every target lies within its half-width: a row of k of them
-        # within half-width * sqrt(k) in L2 norm. Without an intercept nothing is centred (the
-        # centre would become one): the bound is then the larger end of the range.
-        center = (low + high) / 2.0 if estimator.fit_intercept else 0.0
-        reach = (high - low) / 2.0 if estimator.fit_intercept else max(abs(low), abs(high))
-        target = reach * math.sqrt(targets.shape[1])
+        # Centred on the range (not without an intercept: the centre would become one), every
+        # target lies within the half-width: a row of k of them within half-width * sqrt(k).
+        center, halfwidth = range_scale(*target_range, centred=estimator.fit_intercept)
+        center, target = float(center), float(halfwidth) * math.sqrt(targets.shape[1])
     if private:
         missing = [
             f"{name} (a public bound on {what})"

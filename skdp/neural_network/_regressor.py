@@ -8,7 +8,7 @@ from sklearn.base import RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._engine._losses import OutputLoss
-from .._public_scale import ScaleFreeFitMixin, parse_target_bound
+from .._public_scale import ScaleFreeFitMixin
 from ._base import BaseDPMLP
 
 __all__ = ["DPMLPRegressor"]
@@ -208,9 +208,6 @@ default='constant'
     def _scales_targets(self) -> bool:
         return True
 
-    def _public_target_range(self) -> tuple[float, float] | None:
-        return parse_target_bound(self.target_bound)
-
     def __init__(
         self,
         privacy=(1.0, 1e-5),
@@ -287,7 +284,7 @@ default='constant'
             The fitted estimator.
         """
         X, y, targets = self._validate_regression_data(X, y)
-        self._public_target_range()  # refuse a malformed range before anything is charged
+        self._target_range()  # refuse a malformed range before anything is charged
         self._fit_mlp(X, targets, OutputLoss.SQUARED, targets.shape[1])
         self._fold_public_scale()
         self._single_output = y.ndim == 1

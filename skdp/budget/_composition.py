@@ -54,8 +54,8 @@ from ..accounting._accountants import (
     pld_intervals,
     quiet_accounting_logs,
 )
-from ..accounting._gaussian_pld import compose as compose_plds
-from ..accounting._gaussian_rdp import poisson_gaussian_rdp
+from ..accounting._connect_dots import compose as compose_plds
+from ..accounting._gaussian_rdp import VectorisedRdpAccountant
 from ..accounting._plan import NeighboringRelation
 from ..accounting._relations import rdp_equivalent
 from ._codec import encode_spend
@@ -343,8 +343,8 @@ class Composer:
             self._memo_put(self._alone_memo, key, totals, _RDP_MEMO_SIZE)
         return totals
 
-    def _new_rdp_accountant(self) -> rdp_privacy_accountant.RdpAccountant:
-        return rdp_privacy_accountant.RdpAccountant(
+    def _new_rdp_accountant(self) -> VectorisedRdpAccountant:
+        return VectorisedRdpAccountant(
             orders=list(self.orders),
             neighboring_relation=self.neighboring_relation.to_dp_accounting(),
         )
@@ -375,19 +375,8 @@ class Composer:
     def _leaf_rdp_curve(self, event: dp_accounting.DpEvent) -> np.ndarray:
         # Under replace-one, the RDP accountant must read the event as the PLD one does.
         equivalent = rdp_equivalent(event, self.neighboring_relation)
-        # The (Poisson-sampled) Gaussian, DP-SGD's step, is computed with numpy: the same values
-        # as RdpAccountant's per-order Python loops (tests/test_gaussian_rdp.py), 20x faster.
-        # The accountant adds a curve to zeros: `0.0 + ...` makes a -0.0 read 0.0 here too.
-        if isinstance(equivalent, dp_accounting.GaussianDpEvent):
-            return 0.0 + poisson_gaussian_rdp(1.0, equivalent.noise_multiplier, self.orders)
-        if (
-            isinstance(equivalent, dp_accounting.PoissonSampledDpEvent)
-            and isinstance(equivalent.event, dp_accounting.GaussianDpEvent)
-            # The accountant refuses Poisson sampling under replace-one: let it say so below.
-            and self.neighboring_relation is NeighboringRelation.ADD_OR_REMOVE_ONE
-        ):
-            q, sigma = equivalent.sampling_probability, equivalent.event.noise_multiplier
-            return 0.0 + poisson_gaussian_rdp(q, sigma, self.orders)
+        # The accountant computes the (Poisson-sampled) Gaussian, DP-SGD's step, with numpy
+        # (VectorisedRdpAccountant: dp_accounting's values, tests/test_gaussian_rdp.py).
         accountant = self._new_rdp_accountant().compose(equivalent)
         # dp_accounting has no public accessor for the per-order RDP; `_rdp` has held it since
         # the first release. The tests compare the ledger with fresh accountants, so a change

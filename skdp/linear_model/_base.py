@@ -178,10 +178,9 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
         # max_iter='auto' on the user's scale: the measured epochs, more at a large epsilon
         # where the noise is small (_defaults.grown_epochs). Public: n, p, the target and the
         # calibrated noise of the default run (cached), never the data.
-        user_scale = self._user_scale_defaults(settings.n_samples, settings.batch_size)
         if self.max_iter != "auto" or self.accountant == "last_iterate" or epsilon <= 1.0:
             return settings
-        if user_scale is None:
+        if self._user_scale_defaults(settings.n_samples, settings.batch_size) is None:
             if not math.isinf(epsilon):
                 return settings
             # The rules' runs (not the measured user-scale ones) without privacy: nothing but

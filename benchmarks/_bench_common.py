@@ -96,7 +96,7 @@ def print_header(title: str, description: Sequence[str]) -> None:
     print(f"Command: `{command}`  ")
     print(f"Date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}  ")
     print(f"CPU: {cpu_model()} ({os.cpu_count()} logical cores visible), "
-          f"torch.get_num_threads() = {torch.get_num_threads()} (torch default, unchanged)  ")
+          f"torch.get_num_threads() = {torch.get_num_threads()}  ")
     print(f"skdp code: {skdp_code_version()}  ")
     print(f"Load average at start (1/5/15 min): {load_average()} -- other processes on this "
           "machine inflate wall times; ratios are taken between fits of the same run.  ")

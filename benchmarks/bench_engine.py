@@ -20,11 +20,16 @@ interference from other processes). Usage::
     python benchmarks/bench_engine.py                 # 1 thread, 5 repeats
     python benchmarks/bench_engine.py --quick         # 2 repeats, fewer epochs
     python benchmarks/bench_engine.py --threads 2
+    python benchmarks/bench_engine.py --threads 0     # library defaults, as a new user runs
+
+``--threads 0`` pins nothing: torch, numpy/BLAS and scikit-learn use their own defaults (on a
+2-core machine two threads each), which is what a notebook gets.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 
 from _threads import pin_threads  # first: it sets the thread counts before numpy loads
@@ -212,7 +217,8 @@ def bench_set(label, X, y, n_outputs, args) -> None:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--threads", type=int, default=1,
-                        help="threads of torch, numpy/BLAS and scikit-learn (all contenders)")
+                        help="threads of torch, numpy/BLAS and scikit-learn (all contenders); "
+                             "0: each library's default")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="2 repeats, fewer epochs")
     parser.add_argument("--fashion-mnist-dir", default=None)
@@ -221,14 +227,20 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.repeats = 2
-    torch.set_num_threads(args.threads)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+        threads = f"Threads: {args.threads} for torch, numpy/BLAS and scikit-learn (every contender)."
+        limits = threadpool_limits(args.threads)
+    else:
+        threads = (f"Threads: each library's default (torch {torch.get_num_threads()}; "
+                   "numpy/BLAS and scikit-learn unpinned), as a new user runs.")
+        limits = contextlib.nullcontext()
     bench.print_header(
         "skdp engine speed: per-epoch time against the two-pass floor",
-        [f"Threads: {args.threads} for torch, numpy/BLAS and scikit-learn (every contender). "
-         "Times are minima over interleaved repeats; 'x floor' divides by the two-pass floor "
-         "measured in the same process."],
+        [f"{threads} Times are minima over interleaved repeats; 'x floor' divides by the "
+         "two-pass floor measured in the same process."],
     )
-    with threadpool_limits(args.threads):
+    with limits:
         for label, X, y, n_outputs in load_sets(args):
             bench_set(label, X, y, n_outputs, args)
     return 0

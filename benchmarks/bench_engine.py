@@ -229,7 +229,8 @@ def main(argv=None) -> int:
         args.repeats = 2
     if args.threads:
         torch.set_num_threads(args.threads)
-        threads = f"Threads: {args.threads} for torch, numpy/BLAS and scikit-learn (every contender)."
+        threads = (f"Threads: {args.threads} for torch, numpy/BLAS and scikit-learn "
+                   "(every contender).")
         limits = threadpool_limits(args.threads)
     else:
         threads = (f"Threads: each library's default (torch {torch.get_num_threads()}; "

@@ -67,6 +67,30 @@ def test_hyperparameters_depend_on_public_quantities_only():
             b.learning_rate_, b.n_steps_, b.noise_multiplier_)
 
 
+def test_user_scale_step_is_damped_by_the_public_noise_per_coordinate():
+    # DPLogisticRegression's default on the user's scale: 2.0 / (1 + a z / b), with the
+    # calibrated noise multiplier z and the batch size b; the same for data of the same shape
+    # and any values, undamped without privacy, and smaller where the noise is larger.
+    from skdp.linear_model._defaults import USER_SCALE_DAMPING
+
+    X1, y1 = _classification(n=400, seed=1)
+    X2, y2 = _classification(n=400, seed=2, scale=7.0)
+    steps = {}
+    for eps in (0.5, 4.0):
+        a = DPLogisticRegression(privacy=(eps, 1e-5), random_state=0).fit(X1, y1)
+        b = DPLogisticRegression(privacy=(eps, 1e-5), random_state=1).fit(X2, y2)
+        expected = 2.0 / (1.0 + USER_SCALE_DAMPING * a.noise_multiplier_ / a.batch_size_)
+        assert a.learning_rate_ == pytest.approx(expected, rel=1e-12)
+        assert b.learning_rate_ == a.learning_rate_
+        steps[eps] = a.learning_rate_
+    assert steps[0.5] < steps[4.0] < 2.0
+    plain = DPLogisticRegression(privacy=(math.inf, 0.0), random_state=0).fit(X1, y1)
+    assert plain.learning_rate_ == 2.0
+    # An explicit eta0 is used as given.
+    given = DPLogisticRegression(privacy=(0.5, 1e-5), eta0=2.0, random_state=0).fit(X1, y1)
+    assert given.learning_rate_ == 2.0
+
+
 def test_step_size_shrinks_with_noise_and_row_scale():
     from skdp.linear_model import _defaults
 

@@ -24,6 +24,7 @@ from .._public_scale import ScaleFreeFitMixin
 from ..accounting import ACCOUNTANTS, calibrate
 from ._defaults import (
     auto_step_size,
+    damped_user_scale_step,
     grown_epochs,
     noise_level,
     non_private_epochs,
@@ -206,6 +207,11 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
             # on rows divided by B (and targets divided by h) that is l2 / B^2.
             changes["l2"] = settings.l2 / scale.row_bound**2
         user_scale = self._user_scale_defaults(settings.n_samples, settings.batch_size)
+        if self.eta0 == "auto" and self.accountant != "last_iterate" and user_scale is not None:
+            # The measured step, damped by the calibrated noise per coordinate (public).
+            changes["learning_rate"] = damped_user_scale_step(
+                user_scale[0], calibration.noise_multiplier, settings.batch_size
+            )
         if self.eta0 == "auto" and self.accountant != "last_iterate" and user_scale is None:
             row_bound = 1.0 if rows_scaled else (
                 float(self.max_row_norm) if self._given_row_norm() else None

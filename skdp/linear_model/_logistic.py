@@ -66,15 +66,17 @@ class DPLogisticRegression(LogitClassifierMixin, ClassifierMixin, BaseDPLinearMo
         accumulating the squared norms of the *released noisy* gradients (minus their expected
         noise energy), so it is post-processing and costs no privacy.
     eta0 : float or 'auto', default='auto'
-        Step size. ``'auto'``: 2.0 for mini-batch runs on the user's scale (``max_row_norm``
-        None or a float; the constant measured on Adult and Fashion-MNIST, a normalised-gradient
-        step since most per-example gradients are clipped); otherwise (``max_row_norm='auto'``,
-        or full batch: ``optimizer='diff2'`` or ``batch_size >= n``) a public function of the
-        loss's curvature
-        on the rows' public scale and of the calibrated noise
-        (``skdp/linear_model/_defaults.py``): smaller steps when the noise on each mean gradient
-        is large (rows without a bound are assumed to have norm about 2). ``learning_rate_``
-        says which step was used.
+        Step size. ``'auto'``: for mini-batch runs on the user's scale (``max_row_norm`` None
+        or a float), ``2.0 / (1 + 30 z / b)``: the constant measured on Adult and
+        Fashion-MNIST (a normalised-gradient step, since most per-example gradients are
+        clipped), damped by the calibrated noise per coordinate of a mean gradient (noise
+        multiplier ``z``, batch size ``b``; public), so that small data at small epsilon take
+        smaller steps that average more noise away (2.0 without privacy); otherwise
+        (``max_row_norm='auto'``, or full batch: ``optimizer='diff2'`` or ``batch_size >= n``) a
+        public function of the loss's curvature on the rows' public scale and of the calibrated
+        noise (``skdp/linear_model/_defaults.py``): smaller steps when the noise on each mean
+        gradient is large (rows without a bound are assumed to have norm about 2).
+        ``learning_rate_`` says which step was used.
     power_t : float, default=0.5
         Exponent of ``'invscaling'``.
     noise_schedule : {'constant', 'exp_decay', 'step_decay', 'time_decay', 'poly_decay'}, \
@@ -271,6 +273,7 @@ default='constant'
     # Adult and Fashion-MNIST (docs/benchmarks.md, "How the defaults were chosen"); the scale-free
     # rule was up to 3 points behind there, and the 1000-step rule up to 38 points behind on
     # small sets (wine, breast cancer) at the same privacy ("Every optimizer with its defaults").
+    # The step is damped by the calibrated noise (_defaults.damped_user_scale_step).
     _USER_SCALE_DEFAULTS = (2.0, 20)
 
     def __init__(

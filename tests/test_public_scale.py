@@ -68,9 +68,9 @@ def test_hyperparameters_depend_on_public_quantities_only():
 
 
 def test_user_scale_step_is_damped_by_the_public_noise_per_coordinate():
-    # DPLogisticRegression's default on the user's scale: 2.0 / (1 + a z / b), with the
+    # DPLogisticRegression's default on the user's scale: 4.0 / (1 + a z / b), with the
     # calibrated noise multiplier z and the batch size b; the same for data of the same shape
-    # and any values, undamped without privacy, and smaller where the noise is larger.
+    # and any values, and smaller where the noise is larger.
     from skdp.linear_model._defaults import USER_SCALE_DAMPING
 
     X1, y1 = _classification(n=400, seed=1)
@@ -79,11 +79,12 @@ def test_user_scale_step_is_damped_by_the_public_noise_per_coordinate():
     for eps in (0.5, 4.0):
         a = DPLogisticRegression(privacy=(eps, 1e-5), random_state=0).fit(X1, y1)
         b = DPLogisticRegression(privacy=(eps, 1e-5), random_state=1).fit(X2, y2)
-        expected = 2.0 / (1.0 + USER_SCALE_DAMPING * a.noise_multiplier_ / a.batch_size_)
+        expected = 4.0 / (1.0 + USER_SCALE_DAMPING * a.noise_multiplier_ / a.batch_size_)
         assert a.learning_rate_ == pytest.approx(expected, rel=1e-12)
         assert b.learning_rate_ == a.learning_rate_
         steps[eps] = a.learning_rate_
-    assert steps[0.5] < steps[4.0] < 2.0
+    assert steps[0.5] < steps[4.0] < 4.0
+    # Without privacy nothing is clipped: the measured unclipped step.
     plain = DPLogisticRegression(privacy=(math.inf, 0.0), random_state=0).fit(X1, y1)
     assert plain.learning_rate_ == 2.0
     # An explicit eta0 is used as given.

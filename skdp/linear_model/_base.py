@@ -68,6 +68,8 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
     #: ``None``: the rules apply everywhere. Full-batch runs and runs on the public scale that
     #: ``max_row_norm='auto'`` finds always use the rules.
     _USER_SCALE_DEFAULTS: tuple[float, int] | None = None
+    #: The user-scale step without privacy, where nothing is clipped (``None``: the same).
+    _NON_PRIVATE_USER_SCALE_STEP: float | None = None
 
     def _user_scale_defaults(self, n_samples: int, batch_size: int) -> tuple[float, int] | None:
         """The estimator's measured ``(eta0, epochs)`` where they apply, else ``None``."""
@@ -208,9 +210,14 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
             changes["l2"] = settings.l2 / scale.row_bound**2
         user_scale = self._user_scale_defaults(settings.n_samples, settings.batch_size)
         if self.eta0 == "auto" and self.accountant != "last_iterate" and user_scale is not None:
-            # The measured step, damped by the calibrated noise per coordinate (public).
-            changes["learning_rate"] = damped_user_scale_step(
-                user_scale[0], calibration.noise_multiplier, settings.batch_size
+            # The measured step, damped by the calibrated noise per coordinate (public);
+            # without privacy nothing is clipped, so the step is not a normalised one.
+            changes["learning_rate"] = (
+                damped_user_scale_step(
+                    user_scale[0], calibration.noise_multiplier, settings.batch_size
+                )
+                if calibration.is_private
+                else self._NON_PRIVATE_USER_SCALE_STEP or user_scale[0]
             )
         if self.eta0 == "auto" and self.accountant != "last_iterate" and user_scale is None:
             row_bound = 1.0 if rows_scaled else (

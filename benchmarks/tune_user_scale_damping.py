@@ -14,6 +14,7 @@ Usage::
     python benchmarks/tune_user_scale_damping.py --datasets wine:10,breast_cancer:10 --cache a.json
     python benchmarks/tune_user_scale_damping.py --analyse-only --cache a.json,b.json
 
+``--model mlp`` studies DPMLPClassifier's ``learning_rate_init`` the same way.
 ``name:seeds`` sets the seeds per data set (small sets need more: one test row of wine is 2.2
 points). ``--bases`` and ``--dampings`` choose the grid; caches of runs over parts of the grid
 are merged cell by cell.
@@ -39,9 +40,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _defaults_data  # noqa: E402
 
 from skdp.linear_model import DPLogisticRegression  # noqa: E402
+from skdp.neural_network import DPMLPClassifier  # noqa: E402
+
+# The estimator studied and the name of its step parameter.
+MODELS = {"logistic": (DPLogisticRegression, "eta0"),
+          "mlp": (DPMLPClassifier, "learning_rate_init")}
 
 BASES = (2.0, 4.0, 8.0, 16.0)
-DAMPINGS = (0.0, 5.0, 10.0, 20.0, 30.0, 40.0, 60.0, 80.0, 120.0, 160.0, 240.0, 320.0)
+DAMPINGS = (0.0, 5.0, 10.0, 20.0, 30.0, 40.0, 60.0, 80.0, 120.0, 160.0, 240.0, 320.0, 640.0)
 EPSILONS = (0.1, 0.5, 1.0, 4.0)
 DELTA = 1e-5
 
@@ -54,7 +60,8 @@ def pair_key(base: float, a: float) -> str:
     return f"{base:g}|{a:g}"
 
 
-def run(specs: list[str], bases, dampings) -> dict:
+def run(specs: list[str], bases, dampings, model: str = "logistic") -> dict:
+    estimator, step_name = MODELS[model]
     out = {}
     for spec in specs:
         name, seeds = spec.split(":") if ":" in spec else (spec, "3")
@@ -62,7 +69,7 @@ def run(specs: list[str], bases, dampings) -> dict:
         for eps in EPSILONS:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                probe = DPLogisticRegression(privacy=(eps, DELTA), random_state=0)
+                probe = estimator(privacy=(eps, DELTA), random_state=0)
                 probe.fit(data.X_train, data.y_train)
             mu = probe.noise_multiplier_ / probe.batch_size_
             scores = {}
@@ -72,11 +79,11 @@ def run(specs: list[str], bases, dampings) -> dict:
                     for seed in range(int(seeds)):
                         with warnings.catch_warnings():
                             warnings.simplefilter("ignore")
-                            model = DPLogisticRegression(
+                            fitted = estimator(
                                 privacy=(eps, DELTA), random_state=seed,
-                                eta0=base / (1.0 + a * mu),
+                                **{step_name: base / (1.0 + a * mu)},
                             ).fit(data.X_train, data.y_train)
-                        fits.append(model.score(data.X_test, data.y_test))
+                        fits.append(fitted.score(data.X_test, data.y_test))
                     scores[pair_key(base, a)] = float(np.mean(fits))
             out[f"{name}|{eps}"] = {"mu": mu, "seeds": int(seeds), "scores": scores}
             print(f"{name:14s} eps {eps:4} mu {mu:.4f} " + " ".join(
@@ -147,6 +154,9 @@ def main(argv=None) -> int:
     parser.add_argument("--dampings", default=",".join(str(a) for a in DAMPINGS))
     parser.add_argument("--cache", required=True, help="JSON file(s), comma-separated to merge")
     parser.add_argument("--analyse-only", action="store_true")
+    parser.add_argument("--model", choices=tuple(MODELS), default="logistic",
+                        help="DPLogisticRegression (eta0) or DPMLPClassifier "
+                        "(learning_rate_init), every other parameter at its default")
     parser.add_argument("--criterion", choices=("cells", "mean"), default="cells",
                         help="choose the pair with the most cells within target of their best "
                         "pair (ties: smaller capped mean gap), or with the smallest mean gap")
@@ -162,7 +172,7 @@ def main(argv=None) -> int:
                     results[key] = cell
     else:
         results = run(args.datasets.split(","), [float(b) for b in args.bases.split(",")],
-                      [float(a) for a in args.dampings.split(",")])
+                      [float(a) for a in args.dampings.split(",")], args.model)
         Path(args.cache).write_text(json.dumps(results, indent=1))
     analyse(results, args.criterion)
     return 0

@@ -104,7 +104,7 @@ def test_non_private_fit_is_as_accurate_as_scikit_learn_sgd(multiclass):
 
 def test_auto_step_is_the_private_one_or_the_non_private_one():
     """The private step (2.0) on unclipped gradients stayed at chance level on digits: without
-    privacy 'auto' takes the smaller step, with privacy the measured one."""
+    privacy 'auto' takes the smaller step, with privacy the measured one damped by the noise."""
     from sklearn.datasets import load_digits
 
     X, y = load_digits(return_X_y=True)
@@ -115,7 +115,12 @@ def test_auto_step_is_the_private_one_or_the_non_private_one():
     assert plain.score(Xte, yte) > 0.85
     at_private_step = DPMLPClassifier(privacy=INF, learning_rate_init=2.0, random_state=0)
     assert at_private_step.fit(Xtr, ytr).score(Xte, yte) < 0.5  # why 'auto' differs
-    assert DPMLPClassifier(privacy=(1.0, 1e-5), max_iter=1).fit(Xtr, ytr).learning_rate_ == 2.0
+    private = DPMLPClassifier(privacy=(1.0, 1e-5), max_iter=1).fit(Xtr, ytr)
+    # The measured private step, damped by the public noise per coordinate.
+    assert private.learning_rate_ == pytest.approx(
+        2.0 / (1.0 + 120.0 * private.noise_multiplier_ / private.batch_size_), rel=1e-12)
+    assert DPMLPClassifier(privacy=(1.0, 1e-5), learning_rate_init=2.0,
+                           max_iter=1).fit(Xtr, ytr).learning_rate_ == 2.0
     assert DPMLPRegressor(privacy=INF, max_iter=1).fit(Xtr, ytr / 10.0).learning_rate_ == 0.125
     assert DPMLPRegressor(max_iter=1).fit(Xtr, ytr / 10.0).learning_rate_ == 0.5
 

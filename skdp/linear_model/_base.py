@@ -20,11 +20,12 @@ from .._base import (
 from .._engine._glm import CLIP_SAFETY, GLMLoss, LinearModel, rescale_rows
 from .._engine._noisy_sgd import SGDSettings, steps_per_epoch
 from .._engine._optimizers import OPTIMIZER_NAMES, describe_optimizer, make_optimizer
+from .._engine._step_sizes import noise_damped_step
 from .._public_scale import ScaleFreeFitMixin
 from ..accounting import ACCOUNTANTS, calibrate
 from ._defaults import (
+    USER_SCALE_DAMPING,
     auto_step_size,
-    damped_user_scale_step,
     grown_epochs,
     noise_level,
     non_private_epochs,
@@ -213,8 +214,9 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
             # The measured step, damped by the calibrated noise per coordinate (public);
             # without privacy nothing is clipped, so the step is not a normalised one.
             changes["learning_rate"] = (
-                damped_user_scale_step(
-                    user_scale[0], calibration.noise_multiplier, settings.batch_size
+                noise_damped_step(
+                    user_scale[0], calibration.noise_multiplier, settings.batch_size,
+                    USER_SCALE_DAMPING,
                 )
                 if calibration.is_private
                 else self._NON_PRIVATE_USER_SCALE_STEP or user_scale[0]

@@ -22,7 +22,6 @@ __all__ = [
     "NOISE_DAMPING",
     "MIN_STEPS",
     "USER_SCALE_DAMPING",
-    "damped_user_scale_step",
 ]
 
 #: Step size times the curvature bound of the loss on rows of norm <= 1 (with the intercept's
@@ -83,11 +82,6 @@ def grown_epochs(epochs: int, epsilon: float, nu: float) -> int:
 #: "Damping the user-scale step by the noise per coordinate"); the noise norm ``nu = mu
 #: sqrt(p)`` did not separate the sets that want damping from those that do not.
 USER_SCALE_DAMPING = 80.0
-
-
-def damped_user_scale_step(step: float, noise_multiplier: float, batch_size: int) -> float:
-    """``step / (1 + USER_SCALE_DAMPING z / b)``: the measured step, damped by the noise."""
-    return step / (1.0 + USER_SCALE_DAMPING * noise_multiplier / batch_size)
 
 
 #: Scale-free mini-batch runs without privacy (max_row_norm='auto', max_iter='auto'): no noise,

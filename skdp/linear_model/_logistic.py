@@ -274,7 +274,7 @@ default='constant'
     # 2.0 undamped before) and the epochs on Adult and Fashion-MNIST; the scale-free
     # rule was up to 3 points behind there, and the 1000-step rule up to 38 points behind on
     # small sets (wine, breast cancer) at the same privacy ("Every optimizer with its defaults").
-    # The step is damped by the calibrated noise (_defaults.damped_user_scale_step).
+    # The step is damped by the calibrated noise (_defaults.USER_SCALE_DAMPING).
     _USER_SCALE_DEFAULTS = (4.0, 20)
     # Without privacy nothing is clipped, and the former 2.0 measured 0.1-0.2 points ahead of
     # 4.0 on Fashion-MNIST, digits and fertility (docs/benchmarks.md, same section).

@@ -21,6 +21,7 @@ from .._engine._losses import OutputLoss
 from .._engine._mlp import Activation, MLPModel
 from .._engine._noisy_sgd import SGDSettings
 from .._engine._optimizers import OPTIMIZER_NAMES, describe_optimizer
+from .._engine._step_sizes import noise_damped_step
 from ..accounting import ACCOUNTANTS
 
 __all__ = ["BaseDPMLP"]
@@ -51,6 +52,9 @@ class BaseDPMLP(BaseDPEstimator):
     #: no clipping), each measured over eleven data sets (benchmarks/bench_mlp_defaults.py).
     _PRIVATE_STEP: float
     _NON_PRIVATE_STEP: float
+    #: The private step shrinks as ``1 / (1 + damping z / b)`` with the calibrated noise per
+    #: coordinate of a mean gradient (``noise_damped_step``); 0: not damped.
+    _PRIVATE_STEP_DAMPING: float = 0.0
 
     _parameter_constraints: dict = {
         # privacy and device get tailored messages from check_privacy and resolve_device.
@@ -90,6 +94,17 @@ class BaseDPMLP(BaseDPEstimator):
         # left digits and Fashion-MNIST at chance level and made the regressor diverge.
         if self.learning_rate_init == "auto" and math.isinf(epsilon):
             return dataclasses.replace(settings, learning_rate=self._NON_PRIVATE_STEP)
+        return settings
+
+    def _settings_after_calibration(self, settings: SGDSettings, calibration, model):
+        # learning_rate_init='auto' with privacy: the measured step damped by the calibrated
+        # noise per coordinate (public).
+        if (self.learning_rate_init == "auto" and calibration.is_private
+                and self._PRIVATE_STEP_DAMPING):
+            return dataclasses.replace(settings, learning_rate=noise_damped_step(
+                self._PRIVATE_STEP, calibration.noise_multiplier, settings.batch_size,
+                self._PRIVATE_STEP_DAMPING,
+            ))
         return settings
 
     def _fit_mlp(self, X: Features, targets: np.ndarray, loss: OutputLoss, n_outputs: int):

@@ -164,7 +164,7 @@ def fit_opacus_mlp(X, y, est, *, epsilon: float, seed: int, device: str, n_class
     optimizer = torch.optim.SGD(
         [{"params": weights, "weight_decay": est.alpha / est.batch_size_},
          {"params": biases, "weight_decay": 0.0}],
-        lr=est.learning_rate_init,
+        lr=est.learning_rate_,  # the step the fit used (learning_rate_init may be "auto")
     )
     loader = DataLoader(TensorDataset(X_t, y_t),
                         batch_size=opacus_loader_batch_size(n, steps_per_epoch))
@@ -278,7 +278,7 @@ def run_task(name, data, Estimator, sk_reference, args, opacus, caught):
     print(f"\n## Test {metric} and privacy (mean ± std over seeds)\n")
     print(f"Settings read from the fitted skdp estimator: epochs={est.n_iter_}, "
           f"batch_size={est.batch_size_}, steps={est.n_steps_}, clip={est.max_grad_norm}, "
-          f"lr={est.learning_rate_init}, alpha={est.alpha}.\n")
+          f"lr={est.learning_rate_:.4g}, alpha={est.alpha}.\n")
     print(markdown_table(
         ["eps", f"skdp (n={len(seeds)})", f"Opacus (n={args.opacus_seeds})",
          "sklearn (non-private)", "skdp - Opacus (paired)", "skdp eps (PLD)",

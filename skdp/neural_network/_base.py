@@ -99,13 +99,16 @@ class BaseDPMLP(BaseDPEstimator):
     def _settings_after_calibration(self, settings: SGDSettings, calibration, model):
         # learning_rate_init='auto' with privacy: the measured step damped by the calibrated
         # noise per coordinate (public).
-        if (self.learning_rate_init == "auto" and calibration.is_private
-                and self._PRIVATE_STEP_DAMPING):
+        damping = self._private_step_damping()
+        if self.learning_rate_init == "auto" and calibration.is_private and damping:
             return dataclasses.replace(settings, learning_rate=noise_damped_step(
-                self._PRIVATE_STEP, calibration.noise_multiplier, settings.batch_size,
-                self._PRIVATE_STEP_DAMPING,
+                self._PRIVATE_STEP, calibration.noise_multiplier, settings.batch_size, damping,
             ))
         return settings
+
+    def _private_step_damping(self) -> float:
+        """The damping of the private ``'auto'`` step in this fit (0: none)."""
+        return self._PRIVATE_STEP_DAMPING
 
     def _fit_mlp(self, X: Features, targets: np.ndarray, loss: OutputLoss, n_outputs: int):
         """Train by the shared private fit and set ``coefs_``, ``intercepts_`` and friends."""

@@ -188,7 +188,7 @@ default='constant'
     _PRIVATE_STEP = 2.0
     _NON_PRIVATE_STEP = 0.5
     # Chosen over eight classification sets (smallest mean gap to each cell's best step;
-    # docs/benchmarks.md, "The MLP classifier's step, damped by the noise per coordinate").
+    # docs/benchmarks.md, "The MLPs' steps, damped by the noise per coordinate").
     _PRIVATE_STEP_DAMPING = 120.0
 
     def __init__(

@@ -138,8 +138,6 @@ def test_regressor_auto_scale_handles_raw_units_inside_the_guarantee():
     is composed into privacy_spent_, and folds back so that predictions are in the raw units."""
     import dp_accounting
 
-    from skdp._validation import PrivacyWarning
-
     rng = np.random.default_rng(0)
     X = rng.normal(size=(8000, 4)) * 40.0
     y = 500.0 + 120.0 * np.tanh(X[:, 0] / 40.0) + 60.0 * X[:, 1] / 40.0 + rng.normal(size=8000)

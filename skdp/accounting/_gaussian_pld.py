@@ -73,19 +73,18 @@ class _Normal:
         return np.asarray(z, dtype=np.promote_types(x.dtype, np.float64))
 
     def cdf(self, x):
-        z = self._scaled(x)
-        out = special.ndtr(z)
-        if out.ndim == 0:
-            return np.float64(1.0) if z == np.inf else out[()]
-        out[z == np.inf] = 1.0
-        return out
+        return self._standard(special.ndtr, x, at_infinity=1.0)
 
     def logcdf(self, x):
+        return self._standard(special.log_ndtr, x, at_infinity=0.0)
+
+    def _standard(self, function, x, at_infinity: float):
+        """``function`` of the standardised ``x``, with scipy's exact value at ``x = +inf``."""
         z = self._scaled(x)
-        out = special.log_ndtr(z)
+        out = function(z)
         if out.ndim == 0:
-            return np.float64(0.0) if z == np.inf else out[()]
-        out[z == np.inf] = 0.0
+            return np.float64(at_infinity) if z == np.inf else out[()]
+        out[z == np.inf] = at_infinity
         return out
 
     def ppf(self, p):

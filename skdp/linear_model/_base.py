@@ -210,7 +210,9 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
             # on rows divided by B (and targets divided by h) that is l2 / B^2.
             changes["l2"] = settings.l2 / scale.row_bound**2
         user_scale = self._user_scale_defaults(settings.n_samples, settings.batch_size)
-        if self.eta0 == "auto" and self.accountant != "last_iterate" and user_scale is not None:
+        # eta0='auto' is resolved here except under the last-iterate bound (fixed at planning).
+        auto_step = self.eta0 == "auto" and self.accountant != "last_iterate"
+        if auto_step and user_scale is not None:
             # The measured step, damped by the calibrated noise per coordinate (public);
             # without privacy nothing is clipped, so the step is not a normalised one.
             changes["learning_rate"] = (
@@ -221,7 +223,7 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
                 if calibration.is_private
                 else self._NON_PRIVATE_USER_SCALE_STEP or user_scale[0]
             )
-        if self.eta0 == "auto" and self.accountant != "last_iterate" and user_scale is None:
+        elif auto_step:
             row_bound = 1.0 if rows_scaled else (
                 float(self.max_row_norm) if self._given_row_norm() else None
             )

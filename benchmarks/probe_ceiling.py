@@ -11,7 +11,7 @@ of the small scikit-learn sets (one split for the others) and ``--seeds`` seeds.
 
 Usage::
 
-    python benchmarks/probe_ceiling.py --datasets digits,wine,breast_cancer --epsilon 4 \\
+    python benchmarks/probe_ceiling.py --datasets digits,wine,breast_cancer --epsilons 4 \\
         --splits 5 --seeds 1 --threads 1
 """
 
@@ -27,6 +27,7 @@ import json  # noqa: E402
 import math  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 from _bench_common import add_threads_argument, apply_threads, print_header  # noqa: E402
@@ -36,13 +37,13 @@ from sklearn.linear_model import LogisticRegression, Ridge  # noqa: E402
 from skdp.linear_model import DPLogisticRegression, DPRidge  # noqa: E402
 
 DELTA = 1e-5
-BATCH_FRACTIONS = (1 / 32, 1 / 16, 1 / 8, 1 / 4)  # of n, at least 64 rows
-EPOCHS = (20, 50, 100, 200)
+BATCH_FRACTIONS = (1 / 32, 1 / 16, 1 / 8, 1 / 4)  # of n, at least 64 rows (keys: the fraction)
+EPOCHS = (20, 50, 100, 200, 400)
 #: Classification trains on the user's scale; regression on the public scale of
 #: max_row_norm='auto' (the DPRidge default), where the step is relative to rows of norm <= 1.
 STEPS = {"classification": (0.25, 0.5, 1.0, 2.0, 4.0, 8.0),
          "regression": (0.05, 0.1, 0.2, 0.5, 1.0, 2.0)}
-CLIPS = (0.5, 1.0, 2.0)
+CLIPS = (0.25, 0.5, 1.0, 2.0)
 
 
 def score(datas, task: str, eps: float, seeds, **params) -> float:
@@ -64,7 +65,9 @@ def score(datas, task: str, eps: float, seeds, **params) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", default="digits,wine,breast_cancer,diabetes,ames")
-    parser.add_argument("--epsilon", type=float, default=4.0)
+    parser.add_argument("--epsilons", default="4",
+                        help="comma-separated; every grid score is kept in --cache, for a "
+                        "rule to be chosen on them (tune_ridge_rule.py)")
     parser.add_argument("--splits", type=int, default=5)
     parser.add_argument("--seeds", type=int, default=1)
     parser.add_argument("--cache", default="/tmp/probe_ceiling.json")
@@ -72,40 +75,42 @@ def main() -> int:
     args = parser.parse_args()
     apply_threads(args)
     print_header("The best DP-SGD setting on a wide grid (test-score selection)", [
-        f"epsilon {args.epsilon:g}, delta {DELTA}; batch n x {BATCH_FRACTIONS} (>= 64), epochs "
+        f"epsilon {args.epsilons}, delta {DELTA}; batch n x {BATCH_FRACTIONS} (>= 64), epochs "
         f"{EPOCHS}, eta0 {STEPS}, max_grad_norm {CLIPS}; splits {args.splits} of the small sets, "
         f"seeds {args.seeds}"])
     seeds = range(args.seeds)
-    results = {}
-    print("| data set | default | best of the grid (batch, epochs, eta0, clip) | scikit-learn "
-          "| best minus scikit-learn | fits | seconds |")
-    print("|---|---|---|---|---|---|---|")
+    cache = Path(args.cache)
+    results = json.loads(cache.read_text()) if cache.is_file() else {}
+    print("| data set | eps | default | best of the grid (batch, epochs, eta0, clip) | "
+          "scikit-learn | best minus scikit-learn | fits | seconds |")
+    print("|---|---|---|---|---|---|---|---|")
     for name in args.datasets.split(","):
-        started = time.perf_counter()
         datas = load_splits(name, args.splits)
         task = datas[0].task
         reference = float(np.mean([
             (LogisticRegression(max_iter=5000) if task == "classification" else Ridge())
             .fit(d.X_train, d.y_train).score(d.X_test, d.y_test) for d in datas]))
-        default = score(datas, task, args.epsilon, seeds)
         n = datas[0].X_train.shape[0]
-        best, best_point, count = -math.inf, None, 0
-        for fraction, epochs, step, clip in itertools.product(
-                BATCH_FRACTIONS, EPOCHS, STEPS[task], CLIPS):
-            batch = max(64, round(n * fraction))
-            value = score(datas, task, args.epsilon, seeds, batch_size=batch, max_iter=epochs,
-                          eta0=step, max_grad_norm=clip)
-            count += 1
-            if value > best:
-                best, best_point = value, (batch, epochs, step, clip)
-        unit = 100 if task == "classification" else 1
-        results[name] = {"default": default, "best": best, "point": best_point,
-                         "sklearn": reference}
-        print(f"| {name} | {default * unit:.4g} | {best * unit:.4g} {best_point} | "
-              f"{reference * unit:.4g} | {(best - reference) * unit:+.3g} | {count} | "
-              f"{time.perf_counter() - started:.0f} |", flush=True)
-        with open(args.cache, "w") as handle:
-            json.dump(results, handle)
+        for eps in (float(e) for e in args.epsilons.split(",")):
+            started = time.perf_counter()
+            default = score(datas, task, eps, seeds)
+            grid = {}
+            for fraction, epochs, step, clip in itertools.product(
+                    BATCH_FRACTIONS, EPOCHS, STEPS[task], CLIPS):
+                batch = max(64, round(n * fraction))
+                grid[f"{fraction:g}|{epochs}|{step:g}|{clip:g}"] = score(
+                    datas, task, eps, seeds, batch_size=batch, max_iter=epochs, eta0=step,
+                    max_grad_norm=clip)
+            best_key = max(grid, key=grid.get)
+            best = grid[best_key]
+            unit = 100 if task == "classification" else 1
+            results.setdefault(name, {"task": task, "n": n, "sklearn": reference,
+                                      "splits": len(datas)})
+            results[name][str(eps)] = {"default": default, "grid": grid}
+            print(f"| {name} | {eps:g} | {default * unit:.4g} | {best * unit:.4g} ({best_key}) "
+                  f"| {reference * unit:.4g} | {(best - reference) * unit:+.3g} | {len(grid)} | "
+                  f"{time.perf_counter() - started:.0f} |", flush=True)
+            cache.write_text(json.dumps(results))
     return 0
 
 

@@ -62,7 +62,9 @@ class DPRidge(RegressorMixin, BaseDPLinearModel):
         ``'diff2'``: ``restart_period`` (10), ``budget_split`` (0.8), ``diff_clip`` (1.0),
         ``n_clients`` (1). ``'ssp'``: ``rho`` (0.05), ``budget_split`` (``'equal'``,
         ``'autodp'`` or three relative noise multipliers of lambda_min, ``X^T X``, ``X^T y``),
-        ``symmetric_noise`` (``'goe'`` or ``'mirror'``); ``docs/optimizers.md`` explains them.
+        ``symmetric_noise`` (``'goe'`` or ``'mirror'``), ``eigen_floor`` (0.25: eigenvalues of
+        the noisy ``X^T X`` below ``0.25 lambda`` are raised to it; ``None`` adds ``lambda`` to
+        all, the paper's rule); ``docs/optimizers.md`` explains them.
         The other optimizers take none.
     max_grad_norm : float, default=1.0
         Per-example gradient clipping bound (the L2 sensitivity of each noisy sum).

@@ -167,7 +167,7 @@ def fit_ssp(estimator, X, targets: np.ndarray, bounds_fn: BoundsFunction):
     alpha = float(estimator.alpha) / (scale.row_bound**2 if scale is not None else 1.0)
     result = run_ssp(
         S, b, noise, draws, alpha=alpha, intercept=c is not None,
-        symmetric=params.symmetric_noise, n_samples=n_samples,
+        symmetric=params.symmetric_noise, n_samples=n_samples, eigen_floor=params.eigen_floor,
     )
     del S, b  # the exact statistics are never kept
     W = result.weights.cpu().numpy().astype(np.float64)
@@ -219,6 +219,13 @@ def _facts(bounds: SSPBounds, c, n_targets: int, private: bool) -> list[str]:
     return facts
 
 
+def _ridge_use(eigen_floor: float | None, lam: float) -> str:
+    if eigen_floor is None or lam <= 0.0:
+        return "added to every eigenvalue of the noisy X^T X"
+    return (f"applied as a floor: eigenvalues of the noisy X^T X below {eigen_floor:g} x lambda "
+            f"= {eigen_floor * lam:.4g} raised to it")
+
+
 def ssp_statement(
     calibration: Calibration, estimator: str, params: SSPParams, noise: SSPNoise, sens,
     n_samples: int, facts: list[str], *, alpha: float, result, public: list[str],
@@ -248,7 +255,9 @@ def ssp_statement(
         f"{noise.sigma_cross:.4g}",
         f"  ridge (post-processing): released lambda_min {result.lambda_min_released:.4g} "
         f"(shifted down by {noise.shift:.4g}), adaptive lambda {result.adaptive_lambda:.4g} "
-        f"(eta {noise.eta:.4g}, rho={params.rho:g}), plus alpha={alpha:g}; "
+        f"(eta {noise.eta:.4g}, rho={params.rho:g}), "
+        + _ridge_use(params.eigen_floor, result.adaptive_lambda)
+        + f", plus alpha={alpha:g}; "
         + (f"solver fallback: {result.solver_fallback}" if result.solver_fallback
            else "solved by Cholesky"),
         "  data read once: no sampling, no iterations",

@@ -265,7 +265,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="train/test splits of the small scikit-learn sets (digits, breast "
                         "cancer, diabetes, wine) to average over, each with --seeds seeds; "
                         "the other sets keep their one split")
-    parser.add_argument("--datasets", default=",".join(_defaults_data.LOADERS))
+    parser.add_argument("--datasets", default=",".join(
+        name for name in _defaults_data.LOADERS if name not in _defaults_data.HELD_OUT))
     parser.add_argument("--epsilons", default=",".join(str(e) for e in EPSILONS))
     parser.add_argument("--cache", default="/tmp/bench_defaults.json")
     parser.add_argument("--analyse-only", action="store_true")

@@ -136,9 +136,9 @@ def test_difference_rounds_add_noise_sigma2_times_the_step_length():
     X, Y = np.zeros((n, 1)), np.zeros((n, d))
     est = DPRidge(
         privacy=(1.0, 1e-5), optimizer="diff2", fit_intercept=False, alpha=0.0, eta0=eta,
-        max_iter=2, average=False, random_state=11, max_grad_norm=0.5,
+        max_iter=2, average=False, random_state=11, max_grad_norm=0.5, device="cpu",
         optimizer_params={"restart_period": 5, "diff_clip": C2},
-    ).fit(X, Y)
+    ).fit(X, Y)  # on the CPU: the replay below draws from the CPU noise stream
     sigma1 = est.noise_multiplier_
     sigma2 = sigma1 * Diff2(_settings(2, 5, n=n)).difference_noise_ratio
     gen = FitRandomness(11, torch.device("cpu")).noise

@@ -162,19 +162,21 @@ class PublicScale:
         searched_targets = self.scales_targets and not self.public_targets
         if searched_targets:
             what += f" and the {TARGET_QUANTILES[0]:g}/{TARGET_QUANTILES[1]:g}-quantiles of y"
+        widened = ""
         if self.widened_to is not None:
             low_q = 1.0 - self.row_quantile
             what = (f"the {low_q:.3g}/{self.row_quantile:.3g}-quantiles of the row norms"
                     + (" and of y" if searched_targets else "")
-                    + " (all this noise can locate), each range widened to where a normal "
-                    f"shape through them has its {self.widened_to:g}/{1 - self.widened_to:g}-"
-                    "quantiles (post-processing)")
+                    + " (the furthest out this noise can locate)")
+            widened = (f", each range then widened to where a normal shape through it has its "
+                       f"{self.widened_to:g}/{1 - self.widened_to:g}-quantiles "
+                       "(post-processing)")
         how = (
             "computed exactly (non-private fit)"
             if self.noise_multiplier == 0
             else "found by a noisy binary search (one Gaussian mechanism, noise multiplier "
             f"{self.noise_multiplier:.4g}, composed with the training in the guarantee below)"
-        )
+        ) + widened
         if self.clips:
             line = (
                 f"{owner} trained on a public scale: {what}, {how}; rows of X were scaled down "

@@ -137,7 +137,9 @@ default='constant'
         bound ``B`` on the row norms (the 0.98-quantile) and the 0.02/0.98-quantiles of ``y``. Rows
         are scaled down to ``B`` and divided by it, targets centred, divided by their half-range and
         clipped to [-1, 1], so one step size and clipping bound hold whatever the data's units; the
-        coefficients are reported in the original units and ``row_norm_bound_`` records ``B``. When
+        coefficients are reported in the original units and ``row_norm_bound_`` records ``B``.
+        Where the noise locates only inner quantiles, each range is widened (post-processing) to
+        where a normal shape through them has its 0.05/0.95-quantiles. When
         ``n`` is too small for the privacy to locate even the quartiles, a
         :class:`~skdp.PrivacyWarning` says so and the fit trains on the rows as given. ``None``: no
         bound, rows as given.

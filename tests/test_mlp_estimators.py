@@ -114,6 +114,11 @@ def test_auto_step_is_the_private_one_or_the_non_private_one():
     plain = DPMLPClassifier(privacy=INF, random_state=0).fit(Xtr, ytr)
     assert plain.learning_rate_ == 0.5
     assert plain.score(Xte, yte) > 0.85
+    # max_iter='auto': 100 epochs without privacy (only iterations limit such a fit), the
+    # measured 20 with it; an int is taken as given.
+    assert plain.n_iter_ == 100
+    assert DPMLPClassifier(privacy=(1.0, 1e-5), random_state=0).fit(Xtr, ytr).n_iter_ == 20
+    assert DPMLPRegressor(privacy=INF, max_iter=3).fit(Xtr, ytr / 10.0).n_iter_ == 3
     at_private_step = DPMLPClassifier(privacy=INF, learning_rate_init=2.0, random_state=0)
     assert at_private_step.fit(Xtr, ytr).score(Xte, yte) < 0.5  # why 'auto' differs
     private = DPMLPClassifier(privacy=(1.0, 1e-5), max_iter=1).fit(Xtr, ytr)

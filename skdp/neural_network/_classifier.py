@@ -91,9 +91,11 @@ default='constant'
         most 16 levels, which are what is run).
     noise_decay : float in (0, 1], default=0.5
         Noise at the last step relative to the first, for a decaying ``noise_schedule``.
-    max_iter : int, default=20
-        Number of epochs (each made of ``round(n / batch_size)`` steps). There is no early
-        stopping: deciding when to stop from the private loss would leak outside the accounting.
+    max_iter : int or 'auto', default='auto'
+        Number of epochs (each made of ``round(n / batch_size)`` steps). ``'auto'``: 20 with
+        privacy (measured), 100 without (``privacy=(inf, 0)``, where nothing but iterations
+        limits the fit). There is no early stopping: deciding when to stop from the private
+        loss would leak outside the accounting.
     average : bool or float in (0, 1], default=True
         Return the average of the last iterates instead of the last one: ``True`` averages
         the last tenth of the steps, a float sets that fraction, ``False`` returns the last
@@ -207,7 +209,7 @@ default='constant'
         power_t=0.5,
         noise_schedule="constant",
         noise_decay=0.5,
-        max_iter=20,
+        max_iter="auto",
         average=True,
         accountant="pld",
         classes=None,

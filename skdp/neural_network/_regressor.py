@@ -95,9 +95,10 @@ default='constant'
         most 16 levels, which are what is run).
     noise_decay : float in (0, 1], default=0.5
         Noise at the last step relative to the first, for a decaying ``noise_schedule``.
-    max_iter : int, default=20
-        Number of epochs. There is no early stopping: deciding when to stop from the private
-        loss would leak outside the accounting.
+    max_iter : int or 'auto', default='auto'
+        Number of epochs. ``'auto'``: 20 with privacy (measured), 100 without
+        (``privacy=(inf, 0)``, where nothing but iterations limits the fit). There is no early
+        stopping: deciding when to stop from the private loss would leak outside the accounting.
     max_row_norm : {'auto', None}, default='auto'
         ``'auto'``: train on a public scale found privately, for features and targets in any
         units (raw prices, counts). One noisy quantile search (the DP scaler's mechanism, a
@@ -239,7 +240,7 @@ default='constant'
         power_t=0.5,
         noise_schedule="constant",
         noise_decay=0.5,
-        max_iter=20,
+        max_iter="auto",
         average=True,
         accountant="pld",
         max_row_norm="auto",

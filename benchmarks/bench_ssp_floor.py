@@ -31,7 +31,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 from _bench_common import add_threads_argument, apply_threads, print_header  # noqa: E402
-from bench_defaults import load_splits  # noqa: E402
+from bench_defaults import load_splits, scaled_gap  # noqa: E402
 from sklearn.linear_model import Ridge  # noqa: E402
 
 from skdp.linear_model import DPRidge  # noqa: E402
@@ -56,18 +56,14 @@ def score(datas, eps: float, seeds, **params) -> tuple[float, float]:
     return float(np.mean(scores)), float(np.median(seconds))
 
 
-def tolerance(eps: float) -> float:
-    return 0.01 if eps >= 1 else 0.03
-
-
 def scaled_gaps(cells: dict, floor: str) -> list[float]:
     """Gap of ``floor`` to the best floor of each cell, in tolerances, capped at 10."""
     gaps = []
     for eps, scores in cells.items():
         values = {k: v for k, v in scores.items() if k != "sgd" and not math.isnan(v)}
         if floor in values:
-            gap = (max(values.values()) - values[floor]) / tolerance(float(eps))
-            gaps.append(min(gap, 10.0))
+            gaps.append(scaled_gap(max(values.values()) - values[floor], "regression",
+                                   float(eps)))
     return gaps
 
 

@@ -20,13 +20,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 
 import numpy as np
-
-
-def tolerance(eps: float) -> float:
-    return 0.01 if eps >= 1 else 0.03
+from bench_defaults import scaled_gap, tolerance
 
 
 def cells(results: dict, names) -> list[tuple[str, str]]:
@@ -38,8 +34,7 @@ def mean_gap(results: dict, names, point: str) -> float:
     gaps = []
     for name, eps in cells(results, names):
         grid = results[name][eps]["grid"]
-        gap = (max(grid.values()) - grid[point]) / tolerance(float(eps))
-        gaps.append(min(gap, 10.0) if math.isfinite(gap) else 10.0)
+        gaps.append(scaled_gap(max(grid.values()) - grid[point], "regression", float(eps)))
     return float(np.mean(gaps))
 
 
@@ -81,8 +76,8 @@ def main() -> int:
             best_point = max(cell["grid"], key=cell["grid"].get)
             best = cell["grid"][best_point]
             held, default = cell["grid"][point], cell["default"]
-            ok = best - held <= tolerance(float(eps)) + 1e-12
-            default_ok = best - default <= tolerance(float(eps)) + 1e-12
+            ok = best - held <= tolerance("regression", float(eps)) + 1e-12
+            default_ok = best - default <= tolerance("regression", float(eps)) + 1e-12
             misses += not ok
             default_misses += not default_ok
             print(f"| {name} | {eps} | {point} | {held:.4f} | {default:.4f} | {best:.4f} "

@@ -39,6 +39,7 @@ import torch  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _defaults_data  # noqa: E402
+from bench_defaults import tolerance  # noqa: E402
 
 from skdp.linear_model import DPLogisticRegression  # noqa: E402
 from skdp.neural_network import DPMLPClassifier, DPMLPRegressor  # noqa: E402
@@ -52,12 +53,6 @@ BASES = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 DAMPINGS = (0.0, 5.0, 10.0, 20.0, 30.0, 40.0, 60.0, 80.0, 120.0, 160.0, 240.0, 320.0, 640.0)
 EPSILONS = (0.1, 0.5, 1.0, 4.0)
 DELTA = 1e-5
-
-
-def tolerance(eps: float, task: str = "classification") -> float:
-    """The study's target: 0.5 points (0.01 R^2) at epsilon >= 1, three times that below."""
-    base = 0.005 if task == "classification" else 0.01
-    return base if eps >= 1 else 3 * base
 
 
 # Gaps above this count as this much in the mean (an R^2 of -4 would otherwise decide alone).
@@ -112,7 +107,7 @@ def analyse(results: dict, criterion: str = "cells") -> None:
             if key.split("|")[0] != name:
                 continue
             best = max(cell["scores"][p] for p in pairs)
-            tol = tolerance(float(key.split("|")[1]), cell.get("task", "classification"))
+            tol = tolerance(cell.get("task", "classification"), float(key.split("|")[1]))
             rows.append((best - cell["scores"][pair], tol))
         return rows
 
@@ -138,7 +133,7 @@ def analyse(results: dict, criterion: str = "cells") -> None:
             scores = {p: cell["scores"][p] for p in pairs}
             best = max(scores, key=scores.get)
             gap = scores[best] - scores[chosen]
-            ok = gap <= tolerance(eps, cell.get("task", "classification")) + 1e-12
+            ok = gap <= tolerance(cell.get("task", "classification"), eps) + 1e-12
             missed += not ok
             unit = 100 if cell.get("task", "classification") == "classification" else 1
             print(f"| {held} | {chosen.replace('|', ' / ')} | {eps:g} | {cell['mu']:.4f} | "

@@ -25,7 +25,7 @@ import warnings  # noqa: E402
 
 import numpy as np  # noqa: E402
 from _bench_common import add_threads_argument, apply_threads, print_header  # noqa: E402
-from bench_defaults import load_splits  # noqa: E402
+from bench_defaults import load_splits, scaled_gap  # noqa: E402
 
 import skdp._public_scale as public_scale  # noqa: E402
 from skdp.linear_model import DPRidge  # noqa: E402
@@ -59,7 +59,7 @@ def score(datas, eps: float, seeds, widen_to: float) -> float:
 
 
 def mean_gap(results: dict, names, key: str) -> float:
-    gaps = [min((max(cell.values()) - cell[key]) / (0.01 if eps >= 1 else 0.03), 10.0)
+    gaps = [scaled_gap(max(cell.values()) - cell[key], "regression", eps)
             for name in names for eps, cell in results[name].items()]
     return float(np.mean(gaps)) if gaps else 0.0
 

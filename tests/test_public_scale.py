@@ -304,7 +304,7 @@ def test_scale_found_at_inner_quantiles_is_widened():
     assert big.widened_to is None
 
 
-def test_widening_helps_a_fit_whose_scale_was_found_at_inner_quantiles():
+def test_widening_helps_a_fit_whose_scale_was_found_at_inner_quantiles(monkeypatch):
     # Strong signal, targets far from 0: clipping them to their interquartile range biases
     # every prediction towards the centre (measured on CPS1988 wages: R^2 0.35 -> 0.44).
     import skdp._public_scale as public_scale
@@ -315,13 +315,9 @@ def test_widening_helps_a_fit_whose_scale_was_found_at_inner_quantiles():
     y = 6.0 + X @ np.array([0.5, -0.4, 0.3, 0.2, -0.1]) + 0.2 * rng.normal(size=2 * n)
 
     def r2(widen_to):
-        saved = public_scale.WIDEN_TO
-        public_scale.WIDEN_TO = widen_to
-        try:
-            return np.mean([DPRidge(privacy=(0.5, 1e-5), random_state=seed).fit(X[:n], y[:n])
-                            .score(X[n:], y[n:]) for seed in range(2)])
-        finally:
-            public_scale.WIDEN_TO = saved
+        monkeypatch.setattr(public_scale, "WIDEN_TO", widen_to)
+        return np.mean([DPRidge(privacy=(0.5, 1e-5), random_state=seed).fit(X[:n], y[:n])
+                        .score(X[n:], y[n:]) for seed in range(2)])
 
     assert r2(WIDEN_TO) > r2(1.0) + 0.05  # 1.0: never widened, the former behaviour
 

@@ -43,6 +43,7 @@ __all__ = [
     "TARGET_QUANTILES",
     "PublicScale",
     "scale_noise_multiplier",
+    "scale_search_needs",
     "estimate_scale",
     "widen_range",
     "WIDEN_TO",
@@ -226,6 +227,32 @@ def scale_noise_multiplier(
     return None
 
 
+def scale_search_needs(
+    epsilon: float, delta: float, n_samples: int, n_outputs: int | None
+) -> tuple[int, float]:
+    """``(rows, epsilon)`` the scale search needs where :func:`scale_noise_multiplier` finds it
+    infeasible: the fewest rows at this ``epsilon``, and the smallest epsilon with these
+    ``n_samples`` rows (to two significant digits, rounded up). Public quantities only: what a
+    warning can tell the user to change."""
+    whole = calibrate_gaussian(epsilon, delta).noise_multiplier
+    noise = whole / math.sqrt(max(SCALE_SHARES))
+    columns, quantiles = search_columns(n_outputs)
+    sigma = math.sqrt(columns * len(quantiles)) * noise * math.sqrt(QUANTILE_PROBES)
+    # The feasible margin is proportional to 1 / n: scale n to bring it to the last tail.
+    rows = math.ceil(n_samples * feasible_quantile_margin(sigma, n_samples) / _LAST_FEASIBLE_TAIL)
+    low, high = epsilon, max(2.0 * epsilon, 1.0)
+    while scale_noise_multiplier(high, delta, n_samples, n_outputs) is None and high < 1e4:
+        low, high = high, 2.0 * high
+    for _ in range(30):  # bisection on a monotone, public feasibility test
+        middle = math.sqrt(low * high)
+        if scale_noise_multiplier(middle, delta, n_samples, n_outputs) is None:
+            low = middle
+        else:
+            high = middle
+    digits = 1 - math.floor(math.log10(high))
+    return rows, math.ceil(high * 10**digits) / 10**digits
+
+
 def row_norms(X) -> np.ndarray:
     """``||x_i||`` of every row, in float64 (the engine's own routine for sparse rows)."""
     if sp.issparse(X):
@@ -391,10 +418,12 @@ class ScaleFreeFitMixin:
                 else "put the features on a public, roughly unit scale, or pass a public "
                 "max_row_norm"
             )
+            rows, least_epsilon = scale_search_needs(epsilon, delta, n_samples, outputs)
             warn_user(
                 f"{type(self).__name__}: with n={n_samples} rows this privacy is too small to "
-                f"find a public scale for the {what} (max_row_norm='auto'), so the fit trains "
-                f"on the data as given: {advice}.",
+                f"find a public scale for the {what} (max_row_norm='auto'; the search needs "
+                f"about {rows} rows at epsilon={epsilon:g}, or epsilon >= {least_epsilon:g} "
+                f"with {n_samples} rows), so the fit trains on the data as given: {advice}.",
                 PrivacyWarning,
             )
         return noise

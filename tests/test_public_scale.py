@@ -21,6 +21,7 @@ from skdp._public_scale import (
     WIDEN_TO,
     estimate_scale,
     scale_noise_multiplier,
+    scale_search_needs,
     widen_range,
 )
 from skdp.linear_model import DPLogisticRegression, DPRidge
@@ -222,6 +223,29 @@ def test_infeasible_search_warns_and_spends_nothing_on_it():
         model = DPLogisticRegression(privacy=(0.5, 1e-5), random_state=0, **AUTO).fit(X, y)
     assert not hasattr(model, "row_norm_bound_")
     assert _gaussians(model.dp_event_) == []  # the training alone: nothing spent on a search
+
+
+@pytest.mark.parametrize("outputs", [None, 1, 3])
+def test_infeasible_search_warning_names_the_rows_and_epsilon_it_needs(outputs):
+    # The warning's numbers are the thresholds themselves: the fewest rows and (rounded up to
+    # two digits) the smallest epsilon at which the search becomes feasible.
+    for epsilon in (0.1, 1.0):
+        rows, least = scale_search_needs(epsilon, 1e-5, 300, outputs)
+        assert scale_noise_multiplier(epsilon, 1e-5, rows, outputs) is not None
+        assert scale_noise_multiplier(epsilon, 1e-5, rows - 1, outputs) is None
+        assert scale_noise_multiplier(least, 1e-5, 300, outputs) is not None
+        assert scale_noise_multiplier(least * 0.9, 1e-5, 300, outputs) is None
+    if outputs == 3:
+        return
+    X, y = _classification(n=300)
+    if outputs == 1:
+        model, y = DPRidge(privacy=(1.0, 1e-5), random_state=0), X @ np.ones(X.shape[1])
+    else:
+        model = DPLogisticRegression(privacy=(1.0, 1e-5), random_state=0, **AUTO)
+    rows, least = scale_search_needs(1.0, 1e-5, 300, outputs)
+    with pytest.warns(PrivacyWarning, match=rf"about {rows} rows at epsilon=1, or "
+                      rf"epsilon >= {least:g} with 300 rows"):
+        model.fit(X, y)
 
 
 def test_share_grows_for_small_data_and_exact_ranges_without_privacy():

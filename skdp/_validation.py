@@ -8,6 +8,7 @@ import sys
 import warnings
 from pathlib import Path
 
+import joblib
 import numpy as np
 import sklearn
 
@@ -62,6 +63,7 @@ def check_privacy(privacy) -> tuple[float, float]:
 _INTERNAL_DIRS = (
     str(Path(__file__).resolve().parent),
     str(Path(sklearn.__file__).resolve().parent),
+    str(Path(joblib.__file__).resolve().parent),  # a Pipeline fits its steps through joblib
 )
 
 

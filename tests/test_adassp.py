@@ -657,3 +657,16 @@ def test_logistic_reference_is_unchanged():
     clf = DPLogisticRegression(privacy=INF, max_iter=20, random_state=0).fit(X, (y > 0).astype(int))
     ref = LogisticRegression().fit(X, (y > 0).astype(int))
     assert clf.score(X, (y > 0).astype(int)) > ref.score(X, (y > 0).astype(int)) - 0.1
+
+
+def test_read_only_input_raises_no_torch_warning():
+    # pandas (copy-on-write) hands out read-only arrays; torch warns when it wraps one.
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = X @ np.ones(3)
+    X.flags.writeable = False
+    y.flags.writeable = False
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = DPRidge(privacy=(math.inf, 0.0), optimizer="ssp").fit(X, y)
+    assert model.score(X, y) > 0.99

@@ -16,6 +16,8 @@ from sklearn.preprocessing import FunctionTransformer
 from skdp import PrivacyBudget, PrivacyWarning
 from skdp.linear_model import DPLogisticRegression, DPRidge
 from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
+from skdp.pipeline import make_private_pipeline
+from skdp.preprocessing import DPStandardScaler
 
 ESTIMATORS = [DPLogisticRegression, DPRidge, DPMLPClassifier, DPMLPRegressor]
 SMALL = {
@@ -163,3 +165,19 @@ def test_privacy_warnings_point_at_the_users_line(through_pipeline):
     privacy = [w for w in caught if issubclass(w.category, PrivacyWarning)]
     assert privacy, "the tiny data set should trigger the scale-search and delta warnings"
     assert all((w.filename, w.lineno) == (__file__, line) for w in privacy)
+
+
+def test_a_preprocessing_steps_warning_points_at_the_users_line():
+    # A private pipeline fits its transformers through joblib's Memory: that frame is skipped
+    # too, else the warning named joblib/memory.py.
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 3)), rng.normal(size=60)
+    model = make_private_pipeline(DPStandardScaler(), DPRidge(max_iter=2, random_state=0),
+                                  privacy=(0.5, 1e-3))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        line = inspect.currentframe().f_lineno + 1
+        model.fit(X, y)
+    scaler = [w for w in caught if "DPStandardScaler" in str(w.message)]
+    assert scaler, "the tiny data set should trigger the scaler's bounds warning"
+    assert all((w.filename, w.lineno) == (__file__, line) for w in scaler)

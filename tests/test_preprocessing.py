@@ -292,3 +292,18 @@ def test_noise_without_seed_differs_between_fits(numeric):
         a = DPStandardScaler((1.0, 1e-5)).fit(numeric).mean_
         b = DPStandardScaler((1.0, 1e-5)).fit(numeric).mean_
     assert not np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("noise, says", [(3.0, "closer to the tails than the 0.28-quantile"),
+                                         (10.0, "not even the median")])
+def test_bounds_warning_says_what_the_search_can_locate_and_the_rows_it_needs(noise, says):
+    import re
+
+    from skdp.preprocessing._bounds import plan_quantiles
+
+    with pytest.warns(PrivacyWarning, match=says) as caught:
+        plan_quantiles((0.01, 0.99), 400, 2, noise, "S")
+    rows = int(re.search(r"need about (\d+) rows", str(caught[0].message)).group(1))
+    assert plan_quantiles((0.25, 0.75), rows, 2, noise, "S").quantiles == (0.25, 0.75)
+    with pytest.warns(PrivacyWarning):  # one row fewer: the quartiles are out of reach
+        plan_quantiles((0.25, 0.75), rows - 1, 2, noise, "S")

@@ -219,14 +219,15 @@ def sufficient_statistics(
     ``c^2 n``. Sparse ``X`` is multiplied sparsely and only the d x d result densified.
     """
     n = X.shape[0]
-    Y_t = torch.as_tensor(np.asarray(Y, dtype=np.float64), device=device)
+    # np.array copies: pandas hands out read-only views (copy-on-write), which torch warns about.
+    Y_t = torch.as_tensor(np.array(Y, dtype=np.float64), device=device)
     if sp.issparse(X):
         X = sp.csr_array(X, dtype=np.float64)
         gram = torch.as_tensor(np.asarray((X.T @ X).toarray()), device=device)
         cross = torch.as_tensor(np.asarray(X.T @ np.asarray(Y, dtype=np.float64)), device=device)
         col_sums = torch.as_tensor(np.asarray(X.sum(axis=0)).ravel(), device=device)
     else:
-        X_t = torch.as_tensor(np.asarray(X, dtype=np.float64), device=device)
+        X_t = torch.as_tensor(np.array(X, dtype=np.float64), device=device)
         gram, cross, col_sums = X_t.T @ X_t, X_t.T @ Y_t, X_t.sum(dim=0)
     gram = (gram + gram.T) / 2.0  # exactly symmetric for eigvalsh and Cholesky
     if intercept_scaling is None:

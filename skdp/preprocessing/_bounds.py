@@ -61,13 +61,21 @@ def plan_quantiles(
         else:
             moved.append(q)
     if margin > _LAST_FEASIBLE_TAIL and any(q != 0.5 for q in quantiles):
+        # The margin scales as 1 / n: the rows at which the quartiles become reliable.
+        rows = math.ceil(n_samples * margin / _LAST_FEASIBLE_TAIL)
+        if margin < 0.5:
+            what = (f"cannot locate quantiles closer to the tails than the {margin:.2g}-quantile "
+                    "(the quartiles are used instead, so the bounds are rough)")
+        else:
+            what = ("cannot locate any quantile reliably, not even the median: the bounds it "
+                    "returns are mostly noise")
         message = (
             f"{owner}: with n={n_samples} rows, {n_features} columns and this privacy, the "
-            f"private search for bounds cannot locate quantiles closer to the tails than "
-            f"{margin:.3g} (noise {sigma:.3g} per count). Give public bounds=(lower, upper) "
-            "from the data's documentation, fewer columns, or more privacy budget."
+            f"private search for bounds {what}; noise {sigma:.3g} per count, the quartiles "
+            f"need about {rows} rows. Give public bounds=(lower, upper) from the data's "
+            "documentation, fewer columns, or more privacy budget."
         )
-        warn_user(message + " The quartiles are used instead.", PrivacyWarning)
+        warn_user(message, PrivacyWarning)
     relaxed = tuple(moved) != tuple(float(q) for q in quantiles)
     return QuantilePlan(tuple(moved), sigma, relaxed)
 

@@ -255,6 +255,32 @@ def test_refused_searches_charge_nothing(data, tmp_path):
     assert budget.history() == []
 
 
+@pytest.mark.parametrize("private_pipeline", [False, True])
+def test_refused_input_charges_nothing_and_keeps_its_own_message(data, tmp_path,
+                                                                 private_pipeline):
+    # Missing values used to read as "privacy ... too small for this search", and a private
+    # pipeline's model met them only after the budget was charged.
+    from skdp.pipeline import make_private_pipeline
+    from skdp.preprocessing import DPStandardScaler
+
+    X, y = data
+    X = X.copy()
+    X[0, 0] = np.nan
+    estimator, grid = small_lr(), {"eta0": [0.5, 2.0]}
+    if private_pipeline:
+        estimator = make_private_pipeline(DPStandardScaler(), estimator)
+        grid = {"dplogisticregression__eta0": [0.5, 2.0]}
+    budget = PrivacyBudget(5.0, DELTA, tmp_path / "ledger.db")
+    with pytest.raises(ValueError, match="Input X contains NaN. DPLogisticRegression") as caught:
+        DPGridSearchCV(estimator, grid, privacy=(1.0, DELTA), budget=budget).fit(X, y)
+    assert "too small" not in str(caught.value)
+    assert budget.history() == []
+    # A bad candidate parameter keeps its own error too.
+    with pytest.raises(ValueError, match="budget_split"):
+        DPGridSearchCV(DPRidge(optimizer="ssp"), {"optimizer_params": [{"budget_split": "x"}]},
+                       privacy=(1.0, DELTA)).fit(np.nan_to_num(X), X[:, 1])
+
+
 def test_pipeline_with_public_steps(data):
     X, y = data
     pipe = Pipeline([("scale", FunctionTransformer(lambda Z: Z / 2)), ("norm", Normalizer()),

@@ -137,6 +137,39 @@ def test_budget_is_charged_once_for_the_whole_pipeline(raw, tmp_path):
     assert budget.spent()[0] <= 1.0 + 1e-9
 
 
+@pytest.mark.parametrize("case", ["nan_reaches_the_model", "inf_reaches_a_scaler",
+                                  "nan_inside_a_final_pipeline"])
+def test_input_the_steps_refuse_is_refused_before_the_budget_is_charged(raw, tmp_path, case):
+    # A forgotten imputer used to surface only after the DP steps had released, with the
+    # budget charged for a traceback.
+    X, y = raw
+    numeric = X[NUM]  # "age" has missing values
+    fixed = numeric.fillna(45.0)
+    if case == "nan_reaches_the_model":
+        pipe = make_private_pipeline(DPStandardScaler(), DPLogisticRegression(),
+                                     privacy=(1.0, 1e-5))
+        match = "Input X contains NaN. DPLogisticRegression"
+    elif case == "inf_reaches_a_scaler":
+        numeric = numeric.fillna(np.inf)
+        pipe = make_private_pipeline(FunctionTransformer(), DPStandardScaler(),
+                                     DPLogisticRegression(), privacy=(1.0, 1e-5))
+        match = "DPStandardScaler: X contains infinity"
+    else:
+        pipe = make_private_pipeline(
+            DPStandardScaler(), make_pipeline(FunctionTransformer(), DPLogisticRegression()),
+            privacy=(1.0, 1e-5))
+        match = "Input X contains NaN"
+    budget = PrivacyBudget(3.0, 1e-5, path=tmp_path / "b.skdp")
+    pipe.set_params(budget=budget)
+    with pytest.raises(ValueError, match=match):
+        pipe.fit(numeric, y)
+    assert budget.history() == [] and budget.spent()[0] == 0.0
+    assert not hasattr(pipe.steps[0][1], "privacy_spent_")  # no step released anything
+    # Once the input is fixed, the same pipeline charges and fits as usual.
+    pipe.fit(fixed, y)
+    assert len(budget.history()) == 1 and pipe.score(fixed, y) > 0.6
+
+
 @pytest.mark.parametrize(
     "bad, replacement",
     [

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import dp_accounting
 from sklearn.base import clone
 
+from ..accounting import UnreachablePrivacyTarget
 from ..budget import RdpCurve, WithExtraDelta
 from ..budget._codec import CodecError, encode_spend
 from ._accounting import (
@@ -109,7 +110,9 @@ def plan_search(
             if not lower_extra < extra:  # they do not shrink with the trial's delta: keep it
                 break
             trial_delta, fits, refits, extra = lower, lower_fits, lower_refits, lower_extra
-    except (ValueError, RuntimeError) as exc:
+    except (UnreachablePrivacyTarget, RuntimeError) as exc:
+        # Only a target the calibration cannot reach: bad input or parameters keep their own
+        # errors (they used to read as "too small for this search").
         raise SearchTooExpensive(
             f"privacy=({epsilon:g}, {delta:g}) is too small for this search: a candidate "
             f"cannot even be calibrated to ({reference:.3g}, {trial_delta:.3g}) per trial "

@@ -8,6 +8,7 @@ from numbers import Integral, Real
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone, is_classifier
+from sklearn.pipeline import Pipeline
 from sklearn.utils import get_tags
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
@@ -23,6 +24,7 @@ from .._charging import resolve_budget
 from .._repr_html import PrivacyReprMixin
 from .._validation import check_privacy, warn_if_delta_large, warn_user
 from ..budget import PrivacyBudget
+from ..pipeline._input_check import check_input_before_charging
 from ._candidates import check_space, sample_candidate, search_target, support
 from ._execution import candidate_key, check_spent, no_current_budget, run_trial
 from ._plan import plan_search
@@ -161,6 +163,10 @@ class BaseDPSearchCV(PrivacyReprMixin, MetaEstimatorMixin, BaseEstimator):
             seeds = np.random.SeedSequence(seed).generate_state(len(target.seed_params))
             return {name: int(s) for name, s in zip(target.seed_params, seeds, strict=True)}
 
+        # Input the estimator would refuse is refused now, before anything is charged (a
+        # private pipeline's model sees the preprocessed X only after its steps released).
+        steps = list(template.steps) if isinstance(template, Pipeline) else [("model", template)]
+        check_input_before_charging(steps, True, X, y)
         plan = plan_search(
             template, target.privacy_prefix, candidates, trials, (X_train, y_train), (X, y),
             (epsilon, delta), bool(self.refit), float(self.score_epsilon_ratio),

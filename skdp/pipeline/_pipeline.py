@@ -19,6 +19,7 @@ from .._repr_html import PrivacyReprMixin
 from .._validation import check_privacy, warn_if_delta_large
 from ..accounting import Calibration
 from ..budget._records import with_extra_delta
+from ._input_check import check_input_before_charging
 from ._layout import PipelineLayout, iter_dp_steps, layout_of
 from ._report import pipeline_report
 from ._split import PipelinePlan, plan_pipeline
@@ -201,6 +202,8 @@ class PrivatePipeline(PrivacyReprMixin, Pipeline):
             raise PlannedSpend(plan.calibration, spend)
         budget = resolve_budget(self.budget)
         if budget is not None:
+            # Input the steps would refuse is refused before the ledger is charged.
+            check_input_before_charging(list(self.steps), layout.model is not None, X, y)
             params_record = {"steps": [name for name, _ in self.steps],
                              "preprocessing_share": self.preprocessing_share}
             charge_budget(

@@ -23,6 +23,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ._allocation import AllocatedMixin, ModelAllocation, take_allocation
 from ._charging import charge_budget, resolve_budget
+from ._column_scales import warn_if_columns_unbalanced
 from ._engine._device import FitRandomness, resolve_device
 from ._engine._model import DPModel
 from ._engine._noisy_sgd import SGDSettings, TrainingData
@@ -341,6 +342,8 @@ class BaseDPEstimator(PrivacyReprMixin, AllocatedMixin, BaseEstimator):
         _check_float32_range(targets, "y")
         if not np.isinf(epsilon) and allocation is None:  # a pipeline warns with its own delta
             warn_if_delta_large(delta, settings.n_samples)
+        if np.isinf(epsilon) and not _PLAN_ONLY.get():  # looking at X is free only here
+            warn_if_columns_unbalanced(X, type(self).__name__)
 
         # 1. Plan: from public quantities only (n, d, hyperparameters, the target). The
         # accountant picks the optimizer's variant (the last-iterate one refuses runs its bound

@@ -399,15 +399,21 @@ class ScaleFreeFitMixin:
         from the estimator: it is transient fit state, handed from the hooks to the fit."""
         return self.__dict__.pop("_fit_scale", None)
 
+    def _scale_search_outputs(self, n_outputs: int) -> int | None:
+        """The number of target columns the scale search looks at (``None``: the row norms
+        only; a public range of the targets leaves only the row norms to search)."""
+        return n_outputs if self._scales_targets() and self._target_range() is None else None
+
     def _scale_noise_multiplier(
-        self, epsilon: float, delta: float, n_samples: int, n_outputs: int
+        self, epsilon: float, delta: float, n_samples: int, n_outputs: int, *, warn: bool = True
     ) -> float | None:
+        """The scale search's noise multiplier (``None``: no search, or an infeasible one,
+        which ``warn`` says with what would make it feasible)."""
         if self.max_row_norm != "auto":
             return None
-        # A public range of the targets leaves only the row norms to search.
-        outputs = n_outputs if self._scales_targets() and self._target_range() is None else None
+        outputs = self._scale_search_outputs(n_outputs)
         noise = scale_noise_multiplier(epsilon, delta, n_samples, outputs)
-        if noise is None:
+        if noise is None and warn:
             # Decided from public n and privacy only, before any data is read.
             what = "features and targets" if outputs is not None else "features"
             advice = (

@@ -17,6 +17,7 @@ import numpy as np
 
 from .._allocation import ModelAllocation, take_allocation
 from .._base import _PLAN_ONLY, PlannedSpend, _model_share
+from .._column_scales import warn_if_columns_unbalanced
 from .._engine._device import FitRandomness, resolve_device
 from .._engine._glm import rescale_rows
 from .._engine._optimizer_params import parse_optimizer_params
@@ -31,6 +32,7 @@ from .._engine._ssp import (
     sufficient_statistics,
 )
 from .._leaks import warn_if_preprocessed_without_dp
+from .._public_scale import scale_search_needs
 from .._validation import check_privacy, warn_if_delta_large
 from ..accounting import Calibration
 from ..accounting._report import _fact_lines, guarantee_lines
@@ -104,14 +106,18 @@ def fit_ssp(estimator, X, targets: np.ndarray, bounds_fn: BoundsFunction):
     # scale, where rows have norm <= 1 and targets lie in [-1, 1].
     # Without privacy nothing is clipped and the solve is scikit-learn's Ridge: no scale needed.
     scale_noise = (
-        estimator._scale_noise_multiplier(epsilon, delta, n_samples, n_targets)
+        estimator._scale_noise_multiplier(epsilon, delta, n_samples, n_targets, warn=False)
         if estimator.max_row_norm == "auto" and private else None
     )
     if estimator.max_row_norm == "auto" and scale_noise is None and private:
+        rows, least = scale_search_needs(
+            epsilon, delta, n_samples, estimator._scale_search_outputs(n_targets)
+        )
         raise ValueError(
             f"optimizer='ssp' with n={n_samples} rows and this privacy cannot find a public "
-            "scale for the data (max_row_norm='auto'); pass public bounds max_row_norm and "
-            "target_bound, or use optimizer='noisy_sgd'"
+            f"scale for the data (max_row_norm='auto'; the search needs about {rows} rows at "
+            f"epsilon={epsilon:g}, or epsilon >= {least:g} with {n_samples} rows); pass public "
+            "bounds max_row_norm and target_bound, or use optimizer='noisy_sgd'"
         )
     own_priors = (scale_noise,) if scale_noise else ()
     bounds = (
@@ -120,6 +126,8 @@ def fit_ssp(estimator, X, targets: np.ndarray, bounds_fn: BoundsFunction):
     )
     if private and allocation is None:
         warn_if_delta_large(delta, n_samples)
+    if not private and not _PLAN_ONLY.get():  # looking at X is free only here
+        warn_if_columns_unbalanced(X, type(estimator).__name__)
 
     # 1. Plan (public): the augmented row bound and the sensitivities of the three releases.
     c = None

@@ -191,6 +191,18 @@ def test_steps_that_learn_without_dp_are_refused_before_anything(raw, tmp_path, 
     assert budget.history() == []
 
 
+def test_a_step_without_dp_is_named_before_column_transformer_settings(raw):
+    # scikit-learn's usual ColumnTransformer (its OneHotEncoder is sparse): the first error a
+    # user sees names the step to replace, not the sparse_threshold its replacement settles.
+    X, y = raw
+    sklearn_pre = ColumnTransformer([
+        ("num", make_pipeline(SimpleImputer(), StandardScaler()), NUM),
+        ("cat", OneHotEncoder(handle_unknown="ignore"), CAT),
+    ])
+    with pytest.raises(NotPrivateError, match="SimpleImputer"):
+        make_private_pipeline(sklearn_pre, DPLogisticRegression()).fit(X, y)
+
+
 def test_non_private_text_features_and_models_are_refused(raw):
     X, y = raw
     with pytest.raises(NotPrivateError, match="HashingVectorizer"):

@@ -180,11 +180,13 @@ def _visit(step, path, final, input_is_sparse, transformers, models, free) -> No
                    input_is_sparse, transformers, models, free)
         return
     if isinstance(step, ColumnTransformer):
-        _check_column_transformer(step, path, input_is_sparse)
+        # Its parts first: a step that learns without DP is the error to fix first (its
+        # replacement may also settle the checks on the ColumnTransformer itself).
         for name, sub, _ in step.transformers:
             _visit(sub, f"{path}__{name}", False, input_is_sparse, transformers, models, free)
         _visit(step.remainder, f"{path}__remainder", False, input_is_sparse, transformers,
                models, free)
+        _check_column_transformer(step, path, input_is_sparse)
         return
     if isinstance(step, FeatureUnion):
         for name, sub in step.transformer_list:

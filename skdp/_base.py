@@ -211,7 +211,8 @@ def _model_share(
         f"a step of a private pipeline ({allocation.path!r}): its noise was calibrated so that "
         "the pipeline's preprocessing (Gaussian mechanisms, noise multiplier "
         f"{priors}) and this training together meet the pipeline's privacy; the guarantee "
-        "below is this training's alone (see the pipeline's privacy_report())"
+        "stated for this model is this training's alone (the pipeline's privacy_report() "
+        "states the composition)"
     )
     share = dataclasses.replace(calibration, plan=own, epsilon=epsilon)
     return share, [line, *(facts or [])]

@@ -176,7 +176,7 @@ class PublicScale:
             "computed exactly (non-private fit)"
             if self.noise_multiplier == 0
             else "found by a noisy binary search (one Gaussian mechanism, noise multiplier "
-            f"{self.noise_multiplier:.4g}, composed with the training in the guarantee below)"
+            f"{self.noise_multiplier:.4g}, composed with the training in this fit's guarantee)"
         ) + widened
         if self.clips:
             line = (

@@ -101,7 +101,10 @@ class DPStandardScaler(OneToOneFeatureMixin, BaseDPTransformer):
     privacy : tuple of (float, float), default=(1.0, 1e-5)
         ``(epsilon, delta)`` of this fit on its own. Inside
         :func:`skdp.pipeline.make_private_pipeline` the pipeline's privacy is split among its
-        steps instead, and this parameter must be left at its default.
+        steps instead, and this parameter must be left at its default. ``(float('inf'), 0)``
+        computes everything exactly, still on values clipped to the bounds (the exact
+        ``quantiles`` when none are given), so it equals ``StandardScaler`` only with bounds
+        wider than the data.
     bounds : tuple of (float or array-like, float or array-like), default=None
         Public bounds ``(lower, upper)`` of the features, each a number or one value per
         feature: values are clipped to them, and they cost no privacy. Take them from the data's

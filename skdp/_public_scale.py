@@ -26,7 +26,6 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import ndtri
 
-from ._engine._device import seed_sequence
 from ._engine._glm import rescale_rows
 from ._engine._sparse import canonical_csr, csr_row_norms
 from ._validation import PrivacyWarning, warn_user
@@ -35,7 +34,6 @@ from .preprocessing._bounds import _LAST_FEASIBLE_TAIL, plan_quantiles, search_q
 from .preprocessing._mechanisms import QUANTILE_PROBES, feasible_quantile_margin
 
 __all__ = [
-    "ScaleFreeFitMixin",
     "parse_target_bound",
     "range_scale",
     "SCALE_SHARES",
@@ -44,6 +42,9 @@ __all__ = [
     "PublicScale",
     "scale_noise_multiplier",
     "scale_search_needs",
+    "centre_noise_multiplier",
+    "estimate_centre",
+    "CENTRE_MARGIN",
     "estimate_scale",
     "widen_range",
     "WIDEN_TO",
@@ -72,6 +73,14 @@ TARGET_QUANTILES = (0.02, 0.98)
 #: by leaving one regression set out (docs/benchmarks.md, "Widening a scale found at inner
 #: quantiles"); the ranges are never narrowed.
 WIDEN_TO = 0.05
+#: Regression where no share lets the search find the targets' range: the targets' median
+#: alone (one quantile of fewer columns, and a central one) needs about a quarter of the rows.
+#: The fit then centres the targets on it and trains on their spread as given: otherwise the
+#: intercept must travel from 0 to the targets' centre, which a clipped, noisy fit does not do
+#: (diabetes at epsilon 1: R^2 -2.7, ames at 0.1: -4.4; centred: about 0). The median counts as
+#: found when the search's margin is at most this: its rank is then off by at most
+#: ``margin n / 1.5``, within the 0.1/0.9-quantiles with probability 0.95.
+CENTRE_MARGIN = 0.6
 
 
 @dataclass(frozen=True)
@@ -96,6 +105,7 @@ class PublicScale:
     private: bool
     public_targets: bool = False
     widened_to: float | None = None
+    centre_only: bool = False
 
     @property
     def scales_targets(self) -> bool:
@@ -131,7 +141,8 @@ class PublicScale:
         if not self.scales_targets:
             return targets
         scaled = (targets - self.target_center) / self.target_halfwidth
-        return np.clip(scaled, -1.0, 1.0) if self.clips else scaled
+        # Centred only, the targets keep their units: there is no [-1, 1] to clip them to.
+        return np.clip(scaled, -1.0, 1.0) if self.clips and not self.centre_only else scaled
 
     def to_user_units(
         self, coef: np.ndarray, intercept: np.ndarray
@@ -147,6 +158,15 @@ class PublicScale:
 
     def facts(self, owner: str) -> list[str]:
         """Lines for the privacy report."""
+        if self.centre_only:
+            return [
+                f"{owner} found no public scale at this n and privacy, only the median of y: "
+                "found by a noisy binary search (one Gaussian mechanism, noise multiplier "
+                f"{self.noise_multiplier:.4g}, composed with the training in this fit's "
+                "guarantee); targets were centred on it (per row, free) and trained on as "
+                "given otherwise, rows as given (coefficients are reported in the original "
+                "units)"
+            ]
         lines = []
         if self.public_targets:
             low = self.target_center - self.target_halfwidth
@@ -251,6 +271,40 @@ def scale_search_needs(
             high = middle
     digits = 1 - math.floor(math.log10(high))
     return rows, math.ceil(high * 10**digits) / 10**digits
+
+
+def _centre_feasible(noise_multiplier: float, n_samples: int, n_outputs: int) -> bool:
+    sigma = math.sqrt(n_outputs) * noise_multiplier * math.sqrt(QUANTILE_PROBES)
+    return feasible_quantile_margin(sigma, n_samples) <= CENTRE_MARGIN
+
+
+def centre_noise_multiplier(
+    epsilon: float, delta: float, n_samples: int, n_outputs: int
+) -> float | None:
+    """Noise multiplier of a search for the targets' median alone, for fits where
+    :func:`scale_noise_multiplier` finds no feasible search: the smallest share of
+    ``SCALE_SHARES`` at which the median is located within :data:`CENTRE_MARGIN`; ``None`` when
+    none is. Public quantities only."""
+    whole = calibrate_gaussian(epsilon, delta).noise_multiplier
+    for share in SCALE_SHARES:
+        noise = whole / math.sqrt(share)
+        if _centre_feasible(noise, n_samples, n_outputs):
+            return noise
+    return None
+
+
+def estimate_centre(
+    targets: np.ndarray, noise_multiplier: float, rng: np.random.Generator, owner: str
+) -> PublicScale:
+    """The targets' median by one noisy binary search (planned by
+    :func:`centre_noise_multiplier`), as a scale that centres the targets on it and leaves rows
+    and units as given."""
+    targets = np.asarray(targets, dtype=np.float64)
+    plan = plan_quantiles((0.5,), targets.shape[0], targets.shape[1], noise_multiplier, owner)
+    low, high = search_quantiles(targets, plan, rng)
+    centre = (low[:, 0] + high[:, 0]) / 2.0
+    return PublicScale(None, centre, np.ones_like(centre), float(noise_multiplier), 0.5,
+                       private=True, centre_only=True)
 
 
 def row_norms(X) -> np.ndarray:
@@ -372,92 +426,3 @@ def parse_target_bound(bound) -> tuple[float, float] | None:
         "target_bound must be a positive number B_y (the range [-B_y, B_y]) or a pair "
         f"(low, high) of finite numbers with low < high, got {bound!r}"
     )
-
-
-class ScaleFreeFitMixin:
-    """``max_row_norm='auto'`` for an estimator: the hooks of :class:`skdp._base.BaseDPEstimator`
-    that plan the scale search, run it after the charge and hand the fit its public scale.
-
-    The estimator has ``max_row_norm`` and ``random_state``; ``_scales_targets()`` says whether
-    the targets are put on the public scale too (regression). The scale found is left in
-    ``self._fit_scale`` until the fit takes it (``_take_fit_scale``) to map its parameters back.
-    """
-
-    def _scales_targets(self) -> bool:
-        """Whether 'auto' also puts the targets on a public scale (regression; such an
-        estimator also has ``target_bound``)."""
-        return False
-
-    def _target_range(self) -> tuple[float, float] | None:
-        """The public range ``(low, high)`` of the targets given as ``target_bound`` (``None``:
-        none, or a classifier), validated; used instead of searching for it, and whatever
-        ``max_row_norm`` is."""
-        return parse_target_bound(self.target_bound) if self._scales_targets() else None
-
-    def _take_fit_scale(self) -> PublicScale | None:
-        """The public scale the current fit trained on (``None``: the data as given), removed
-        from the estimator: it is transient fit state, handed from the hooks to the fit."""
-        return self.__dict__.pop("_fit_scale", None)
-
-    def _scale_search_outputs(self, n_outputs: int) -> int | None:
-        """The number of target columns the scale search looks at (``None``: the row norms
-        only; a public range of the targets leaves only the row norms to search)."""
-        return n_outputs if self._scales_targets() and self._target_range() is None else None
-
-    def _scale_noise_multiplier(
-        self, epsilon: float, delta: float, n_samples: int, n_outputs: int, *, warn: bool = True
-    ) -> float | None:
-        """The scale search's noise multiplier (``None``: no search, or an infeasible one,
-        which ``warn`` says with what would make it feasible)."""
-        if self.max_row_norm != "auto":
-            return None
-        outputs = self._scale_search_outputs(n_outputs)
-        noise = scale_noise_multiplier(epsilon, delta, n_samples, outputs)
-        if noise is None and warn:
-            # Decided from public n and privacy only, before any data is read.
-            what = "features and targets" if outputs is not None else "features"
-            advice = (
-                "put the features on a public, roughly unit scale or pass a public "
-                "max_row_norm, and give the targets' documented range as "
-                "target_bound=(low, high): unscaled targets fit badly"
-                if outputs is not None
-                else "put the features on a public, roughly unit scale, or pass a public "
-                "max_row_norm"
-            )
-            rows, least_epsilon = scale_search_needs(epsilon, delta, n_samples, outputs)
-            warn_user(
-                f"{type(self).__name__}: with n={n_samples} rows this privacy is too small to "
-                f"find a public scale for the {what} (max_row_norm='auto'; the search needs "
-                f"about {rows} rows at epsilon={epsilon:g}, or epsilon >= {least_epsilon:g} "
-                f"with {n_samples} rows), so the fit trains on the data as given: {advice}.",
-                PrivacyWarning,
-            )
-        return noise
-
-    def _apply_public_scale(self, X, targets, noise_multiplier, *, private: bool):
-        self._fit_scale = None
-        target_range = self._target_range()
-        if noise_multiplier is None and target_range is None:
-            return X, targets, []
-        if noise_multiplier is None:  # rows as given, targets on their public range
-            scale = PublicScale(None, None, None, 0.0, ROW_QUANTILE, private=private)
-        else:
-            # The search's own stream, independent of the fit's sampling and noise.
-            rng = np.random.default_rng(seed_sequence(self.random_state).spawn(4)[3])
-            searched = targets if self._scales_targets() and target_range is None else None
-            scale = estimate_scale(X, searched, noise_multiplier, rng, type(self).__name__)
-        centred = getattr(self, "fit_intercept", True)  # the MLP always has output biases
-        if target_range is not None:
-            k = targets.shape[1]
-            low, high = np.full(k, target_range[0]), np.full(k, target_range[1])
-            center, halfwidth = range_scale(low, high, centred=centred)
-            scale = dataclasses.replace(scale, target_center=center, target_halfwidth=halfwidth,
-                                        public_targets=True)
-        elif scale.scales_targets and not centred:
-            center, halfwidth = range_scale(scale.target_center - scale.target_halfwidth,
-                                            scale.target_center + scale.target_halfwidth,
-                                            centred=False)
-            scale = dataclasses.replace(scale, target_center=center, target_halfwidth=halfwidth)
-        self._fit_scale = scale
-        return scale.rows(X), scale.targets(targets), scale.facts("max_row_norm='auto':")
-

@@ -42,7 +42,7 @@ def _reproducible_unseeded_fits(request, monkeypatch):
 
     import numpy as np
 
-    from skdp import _public_scale
+    from skdp import _scale_free_fit
     from skdp._engine import _device
     from skdp.preprocessing import _base as preprocessing_base
 
@@ -55,6 +55,6 @@ def _reproducible_unseeded_fits(request, monkeypatch):
             return np.random.SeedSequence([test_seed, next(draws)])
         return entropy_seeded(random_state)
 
-    for module in (_device, _public_scale, preprocessing_base):
+    for module in (_device, _scale_free_fit, preprocessing_base):
         monkeypatch.setattr(module, "seed_sequence", seed_sequence)
     yield

@@ -21,7 +21,7 @@ from .._engine._glm import CLIP_SAFETY, GLMLoss, LinearModel, rescale_rows
 from .._engine._noisy_sgd import SGDSettings, steps_per_epoch
 from .._engine._optimizers import OPTIMIZER_NAMES, describe_optimizer, make_optimizer
 from .._engine._step_sizes import noise_damped_step
-from .._public_scale import ScaleFreeFitMixin
+from .._scale_free_fit import ScaleFreeFitMixin
 from ..accounting import ACCOUNTANTS, calibrate
 from ._defaults import (
     USER_SCALE_DAMPING,

@@ -106,7 +106,9 @@ def fit_ssp(estimator, X, targets: np.ndarray, bounds_fn: BoundsFunction):
     # scale, where rows have norm <= 1 and targets lie in [-1, 1].
     # Without privacy nothing is clipped and the solve is scikit-learn's Ridge: no scale needed.
     scale_noise = (
-        estimator._scale_noise_multiplier(epsilon, delta, n_samples, n_targets, warn=False)
+        estimator._scale_noise_multiplier(
+            epsilon, delta, n_samples, n_targets, warn=False, centre_only=False
+        )
         if estimator.max_row_norm == "auto" and private else None
     )
     if estimator.max_row_norm == "auto" and scale_noise is None and private:

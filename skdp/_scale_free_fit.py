@@ -69,6 +69,9 @@ class ScaleFreeFitMixin:
             return None
         outputs = self._scale_search_outputs(n_outputs)
         noise = scale_noise_multiplier(epsilon, delta, n_samples, outputs)
+        # Without an intercept the targets cannot be centred: the median would be spent for
+        # nothing.
+        centre_only = centre_only and getattr(self, "fit_intercept", True)
         if noise is None and outputs is not None and centre_only:
             noise = centre_noise_multiplier(epsilon, delta, n_samples, outputs)
             if noise is not None and warn:

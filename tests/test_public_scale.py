@@ -549,3 +549,7 @@ def test_small_data_regression_is_centred_on_a_private_median(estimator):
     assert accountant.compose(model.dp_event_).get_epsilon(1e-5) <= 1.0 + 1e-9
     assert "only the median of y" in model.privacy_report()
     assert not hasattr(model, "row_norm_bound_")  # rows as given
+    if estimator == "ridge":  # without an intercept there is nothing to centre: no search
+        with pytest.warns(PrivacyWarning, match="trains on the data as given"):
+            bare = DPRidge(privacy=(1.0, 1e-5), random_state=0, fit_intercept=False).fit(X, y)
+        assert _gaussians(bare.dp_event_) == []  # the training alone

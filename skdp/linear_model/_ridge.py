@@ -141,8 +141,11 @@ default='constant'
         Where the noise locates only inner quantiles, each range is widened (post-processing) to
         where a normal shape through them has its 0.05/0.95-quantiles. When
         ``n`` is too small for the privacy to locate even the quartiles, a
-        :class:`~skdp.PrivacyWarning` says so and the fit trains on the rows as given. ``None``: no
-        bound, rows as given.
+        :class:`~skdp.PrivacyWarning` says so (with the rows or epsilon that would do), and the
+        search looks for the median of ``y`` alone (about a quarter of the rows suffice; with
+        ``fit_intercept=True``): targets are centred on it, rows and the targets' spread stay as
+        given, and the model is about as good as predicting that median. Below that the fit
+        trains on the data as given. ``None``: no bound, rows as given.
         A float:
         Public bound on the L2 norm of the rows of ``X``: during ``fit``, rows with a larger
         norm are scaled down to it (a per-row transformation, free under DP; predictions use

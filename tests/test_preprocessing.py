@@ -307,3 +307,25 @@ def test_bounds_warning_says_what_the_search_can_locate_and_the_rows_it_needs(no
     assert plan_quantiles((0.25, 0.75), rows, 2, noise, "S").quantiles == (0.25, 0.75)
     with pytest.warns(PrivacyWarning):  # one row fewer: the quartiles are out of reach
         plan_quantiles((0.25, 0.75), rows - 1, 2, noise, "S")
+
+
+def test_bounds_by_column_name_from_a_data_dictionary():
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"age": rng.uniform(18, 90, 2000), "income": rng.lognormal(10, 1, 2000)})
+    by_name = {"income": (0, 1e6), "age": (0, 120)}  # any order: matched by name
+    named = DPStandardScaler((1.0, 1e-5), bounds=by_name, random_state=0).fit(frame)
+    arrays = DPStandardScaler((1.0, 1e-5), bounds=([0, 0], [120, 1e6]), random_state=0).fit(frame)
+    np.testing.assert_array_equal(named.bounds_, [[0, 120], [0, 1e6]])
+    np.testing.assert_array_equal(named.mean_, arrays.mean_)
+    imputer = DPSimpleImputer((1.0, 1e-5), bounds=by_name, random_state=0).fit(frame)
+    np.testing.assert_array_equal(imputer.bounds_, named.bounds_)
+    with pytest.raises(ValueError, match=r"missing: \['income'\]"):
+        DPStandardScaler(bounds={"age": (0, 120)}).fit(frame)
+    with pytest.raises(ValueError, match=r"not columns of X: \['height'\]"):
+        DPStandardScaler(bounds={**by_name, "height": (0, 3)}).fit(frame)
+    with pytest.raises(ValueError, match="needs X with column names"):
+        DPStandardScaler(bounds=by_name).fit(frame.to_numpy())
+    with pytest.raises(ValueError, match="must be a pair"):
+        DPStandardScaler(bounds={"age": 120, "income": (0, 1e6)}).fit(frame)

@@ -53,9 +53,10 @@ class DPSimpleImputer(BaseDPTransformer):
     fill_value : str or number, default=None
         The value of ``'constant'``, and the fallback of ``'most_frequent'`` (``None``: 0 for
         numeric data, ``'missing_value'`` for strings).
-    bounds : tuple of (float or array-like, float or array-like), default=None
+    bounds : tuple of (float or array-like, float or array-like) or dict, default=None
         Public bounds ``(lower, upper)`` for ``'mean'`` (each a number or one value per
-        feature); ``None``: found privately.
+        feature, or a dict ``{column name: (lower, upper)}`` naming every column of a
+        DataFrame); ``None``: found privately.
     quantiles : tuple of (float, float), default=(0.01, 0.99)
         The quantiles a private bounds search looks for (``'mean'`` without bounds).
     add_indicator : bool, default=False
@@ -158,7 +159,8 @@ class DPSimpleImputer(BaseDPTransformer):
                 _check_quantiles(self.quantiles)
             X = validate_numeric(self, X, reset=True)
             if self.bounds is not None and self.strategy == "mean":
-                check_bounds(self.bounds, X.shape[1], type(self).__name__)
+                check_bounds(self.bounds, X.shape[1], type(self).__name__,
+                         getattr(self, "feature_names_in_", None))
             self._numeric_output = True
             return X
         columns = input_columns(self, X, reset=True)
@@ -207,7 +209,10 @@ class DPSimpleImputer(BaseDPTransformer):
                 f" and {plan.quantiles[1]:.3g} quantiles (noise std {plan.sigma:.4g} per count)"
             )
         else:
-            lower, upper = check_bounds(self.bounds, n_features, type(self).__name__)
+            lower, upper = check_bounds(
+                self.bounds, n_features, type(self).__name__,
+                getattr(self, "feature_names_in_", None),
+            )
             lines.append("bounds: given (public), cost nothing")
         self.bounds_ = np.column_stack([lower, upper])
         moments = private_moments(

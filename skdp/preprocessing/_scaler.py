@@ -105,9 +105,10 @@ class DPStandardScaler(OneToOneFeatureMixin, BaseDPTransformer):
         computes everything exactly, still on values clipped to the bounds (the exact
         ``quantiles`` when none are given), so it equals ``StandardScaler`` only with bounds
         wider than the data.
-    bounds : tuple of (float or array-like, float or array-like), default=None
+    bounds : tuple of (float or array-like, float or array-like) or dict, default=None
         Public bounds ``(lower, upper)`` of the features, each a number or one value per
-        feature: values are clipped to them, and they cost no privacy. Take them from the data's
+        feature, or a dict ``{column name: (lower, upper)}`` naming every column of a DataFrame:
+        values are clipped to them, and they cost no privacy. Take them from the data's
         documentation (a data dictionary, the range of a questionnaire item), never from the
         private data. ``None``: found privately (three quarters of this step's budget).
     quantiles : tuple of (float, float), default=(0.01, 0.99)
@@ -219,7 +220,8 @@ class DPStandardScaler(OneToOneFeatureMixin, BaseDPTransformer):
         _check_quantiles(self.quantiles)
         X = validate_numeric(self, X, reset=True)
         if self.bounds is not None:
-            check_bounds(self.bounds, X.shape[1], type(self).__name__)
+            check_bounds(self.bounds, X.shape[1], type(self).__name__,
+                         getattr(self, "feature_names_in_", None))
         return X
 
     def _quantile_plan(self, n_samples, n_features, release: Release):
@@ -243,7 +245,10 @@ class DPStandardScaler(OneToOneFeatureMixin, BaseDPTransformer):
                    if plan.relaxed else "")
             )
         else:
-            lower, upper = check_bounds(self.bounds, n_features, type(self).__name__)
+            lower, upper = check_bounds(
+                self.bounds, n_features, type(self).__name__,
+                getattr(self, "feature_names_in_", None),
+            )
             self.quantiles_ = None
             lines.append("bounds: given (public), cost nothing")
         self.bounds_ = np.column_stack([lower, upper])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+from collections.abc import Mapping
 
 import numpy as np
 from scipy import sparse
@@ -43,13 +44,40 @@ def validate_numeric(estimator, X, *, reset: bool) -> np.ndarray:
         raise
 
 
-def check_bounds(bounds, n_features: int, name: str) -> tuple[np.ndarray, np.ndarray]:
+def _bounds_by_name(bounds: Mapping, feature_names, hint: str) -> tuple[list, list]:
+    """``{column name: (lower, upper)}`` as two lists in the order of ``feature_names``: a
+    data dictionary's ranges, which must name every column and nothing else."""
+    if feature_names is None:
+        raise ValueError(f"{hint}; a dict of bounds needs X with column names (a DataFrame)")
+    names = [str(n) for n in feature_names]
+    keys = {str(k): v for k, v in bounds.items()}
+    missing = [n for n in names if n not in keys]
+    unknown = [k for k in keys if k not in names]
+    if missing or unknown:
+        raise ValueError(
+            f"{hint}; a dict of bounds must give every column of X and nothing else"
+            + (f"; missing: {missing}" if missing else "")
+            + (f"; not columns of X: {unknown}" if unknown else "")
+        )
+    pairs = [keys[n] for n in names]
+    if not all(hasattr(v, "__len__") and not isinstance(v, str) and len(v) == 2 for v in pairs):
+        raise ValueError(f"{hint}; every value of a dict of bounds must be a pair (lower, upper)")
+    return [v[0] for v in pairs], [v[1] for v in pairs]
+
+
+def check_bounds(
+    bounds, n_features: int, name: str, feature_names=None
+) -> tuple[np.ndarray, np.ndarray]:
     """``(lower, upper)`` arrays of shape (n_features,) from ``bounds=(lower, upper)``, each a
-    number or a sequence of one value per feature; finite, with ``lower <= upper``."""
+    number or a sequence of one value per feature, or from ``{column name: (lower, upper)}``
+    for every column of a DataFrame (``feature_names``); finite, with ``lower <= upper``."""
     hint = (
         f"{name}: bounds must be a pair (lower, upper) of public bounds, each a number or one "
-        f"value per feature ({n_features} features), e.g. bounds=(0, 100)"
+        f"value per feature ({n_features} features), e.g. bounds=(0, 100), or a dict "
+        "{column name: (lower, upper)}"
     )
+    if isinstance(bounds, Mapping):
+        bounds = _bounds_by_name(bounds, feature_names, hint)
     if isinstance(bounds, str) or not hasattr(bounds, "__len__") or len(bounds) != 2:
         raise ValueError(f"{hint}; got {bounds!r}")
     arrays = []

@@ -81,10 +81,11 @@ class ScaleFreeFitMixin:
                     "to find a public scale for the features and targets (max_row_norm='auto'; "
                     f"the search needs about {rows} rows at epsilon={epsilon:g}, or epsilon >= "
                     f"{least_epsilon:g} with {n_samples} rows), so the fit finds only the "
-                    "targets' median and trains on the features and the targets' spread as "
-                    "given, little better than predicting that median: put the features on a "
-                    "public, roughly unit scale or pass a public max_row_norm, and give the "
-                    "targets' documented range as target_bound=(low, high).",
+                    "targets' median, centres the targets on it and trains on the features and "
+                    "the targets' spread in their own units: unless both are on a roughly unit "
+                    "scale, that is little better than predicting the median. Put the features "
+                    "on a public, roughly unit scale or pass a public max_row_norm, and give "
+                    "the targets' documented range as target_bound=(low, high).",
                     PrivacyWarning,
                 )
                 return noise

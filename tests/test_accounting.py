@@ -191,6 +191,19 @@ def test_calibrate_rejects_invalid_inputs(eps, delta, accountant):
         calibrate.__wrapped__(PrivacyPlan.constant(10, 0.1), eps, delta, accountant)
 
 
+def test_rdp_below_its_floor_is_refused_never_reported_as_zero():
+    # RDP's conversion levels off near log(1/delta) / (largest order - 1), then its values
+    # underflow and it reports epsilon 0: a fit at epsilon 0.001 on 32,561 rows was released
+    # with privacy_spent_ (0.0, 1e-5). Below the floor the target is refused; PLD reaches it.
+    plan = PrivacyPlan.constant(600, 0.032)
+    with pytest.raises(UnreachablePrivacyTarget, match="accountant='pld'"):
+        calibrate.__wrapped__(plan, 0.001, DELTA, "rdp")
+    pld = calibrate.__wrapped__(plan, 0.001, DELTA, "pld")
+    assert 0.0 < pld.epsilon <= 0.001
+    above = calibrate.__wrapped__(plan, 0.01, DELTA, "rdp")
+    assert 0.0 < above.epsilon <= 0.01
+
+
 @pytest.mark.parametrize("accountant", ["pld", "rdp"])
 def test_unreachable_target_raises(accountant):
     # Needs sigma ~ 5e7, far above the largest noise level searched (1e5).

@@ -142,6 +142,15 @@ def _find_sigma(
                 slope = secant
         previous = (x, fx)
         if eps <= target:
+            if eps == 0.0 and lo is not None:
+                # RDP's conversion levels off at log(1/delta) / (largest order - 1) and then
+                # drops to 0 where the orders' values underflow: a target below that floor is
+                # only "met" by that numerical cliff, which proves nothing useful.
+                raise UnreachablePrivacyTarget(
+                    f"this accountant cannot prove epsilon <= {target:g} at this delta: its bound "
+                    f"levels off near {math.exp(lo[1]):.3g} however large the noise. Use "
+                    "accountant='pld' (no such floor), or a larger epsilon or delta."
+                )
             hi = (x, fx, eps)
             if eps >= target * (1 - rtol) or x <= math.log(_SIGMA_MIN):
                 return math.exp(x), eps, slope

@@ -17,6 +17,7 @@ from sklearn.preprocessing import FunctionTransformer, Normalizer, StandardScale
 
 from skdp import BudgetExceededError, PrivacyBudget
 from skdp._base import planned_spend
+from skdp.accounting import epsilon_of
 from skdp.budget import RdpCurve
 from skdp.linear_model import DPLogisticRegression, DPRidge
 from skdp.model_selection import DPGridSearchCV, DPRandomizedSearchCV, TrialDistribution
@@ -130,6 +131,33 @@ def test_exhaustive_grid_is_charged_the_full_composition(data):
     ).fit(X, y)
     assert not hasattr(random_search, "cv_results_")
     assert random_search.trial_privacy_[0] > every.trial_privacy_[0]
+    # The report states what a ledger would record for the composition (PLD), and each trial's
+    # own delta; a repeat-and-select spend has no PLD form and gets no such line.
+    pld = epsilon_of(event, DELTA, "pld")
+    assert pld < search.privacy_spent_[0]
+    assert f"re-accounted with PLD, as a budget ledger records it: ({pld:.4g}" in (
+        search.privacy_report())
+    assert "re-accounted" not in random_search.privacy_report()
+
+
+def test_report_states_each_trials_own_delta():
+    # Partition selection gives a pipeline's trials less delta than the search; the report
+    # used to print the search's delta for them.
+    import pandas as pd
+
+    from skdp.pipeline import make_private_pipeline
+    from skdp.preprocessing import DPOneHotEncoder
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"c": rng.choice(list("abcd"), 3000)})
+    y = (X["c"] == "a").astype(int).to_numpy()
+    search = DPGridSearchCV(
+        make_private_pipeline(DPOneHotEncoder(), small_lr()),
+        {"dplogisticregression__eta0": [0.5, 2.0]}, privacy=(1.0, DELTA), random_state=0,
+    ).fit(X, y)
+    trial_epsilon, trial_delta = search.trial_privacy_
+    assert trial_delta < DELTA
+    assert f"calibrated to ({trial_epsilon:.4g}, {trial_delta:.3g})" in search.privacy_report()
 
 
 def test_nothing_per_trial_is_exposed(data):

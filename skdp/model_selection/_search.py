@@ -5,6 +5,7 @@ from __future__ import annotations
 from copy import deepcopy
 from numbers import Integral, Real
 
+import dp_accounting
 import numpy as np
 from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, _fit_context, clone, is_classifier
@@ -23,6 +24,7 @@ from sklearn.utils.validation import (
 from .._charging import resolve_budget
 from .._repr_html import PrivacyReprMixin
 from .._validation import check_privacy, warn_if_delta_large, warn_user
+from ..accounting import epsilon_of, make_accountant
 from ..budget import PrivacyBudget
 from ..pipeline._input_check import check_input_before_charging
 from ._candidates import check_space, sample_candidate, search_target, support
@@ -425,11 +427,22 @@ class BaseDPSearchCV(PrivacyReprMixin, MetaEstimatorMixin, BaseEstimator):
         """
         check_is_fitted(self, "privacy_spent_")
         eps, delta = self.privacy_spent_
+        trial_epsilon, trial_delta = self.trial_privacy_
+        tighter = ""
+        if isinstance(self.dp_event_, dp_accounting.DpEvent) and make_accountant(
+            "pld"
+        ).supports(self.dp_event_):
+            # An exhaustive search's spend is a plain composition, which PLD (what a budget
+            # ledger uses) may bound more tightly than the RDP the search was calibrated with.
+            pld = epsilon_of(self.dp_event_, delta, "pld")
+            if pld < eps:
+                tighter = (f" (re-accounted with PLD, as a budget ledger records it: "
+                           f"({pld:.4g}, {delta:g}))")
         return (
             f"{type(self).__name__}: ({eps:.4g}, {delta:g})-DP under add/remove-one-row "
             f"neighbouring (RDP accounting), for the whole search"
-            + (" including the refit" if self.refit else "")
-            + f". Each trial: a DP fit calibrated to ({self.trial_privacy_[0]:.4g}, {delta:g}) "
+            + (" including the refit" if self.refit else "") + tighter
+            + f". Each trial: a DP fit calibrated to ({trial_epsilon:.4g}, {trial_delta:.3g}) "
             f"on a random training part, plus a noisy validation score (Gaussian noise "
             f"multiplier {self.score_noise_multiplier_:.4g}) on the other "
             f"{self.n_validation_} rows; {self.n_candidates_} candidates. The number of rows "

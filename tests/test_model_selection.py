@@ -406,3 +406,24 @@ def test_which_preprocessing_counts_as_data_independent():
     # DP transformers spend privacy: only inside a private pipeline, whose budget is accounted.
     with pytest.raises(ValueError, match="make_private_pipeline"):
         search_target(make_pipeline(DPStandardScaler(), small_lr()))
+
+
+def test_saturated_regression_scores_warn(data):
+    # Prices in dollars against score_clip=4: every residual is clipped, the scores cannot
+    # separate the candidates, and the search says so (from its released scores only).
+    import warnings
+
+    X, _ = data
+    y = X @ np.array([0.5, -0.3, 0.2, 0.0, 0.1])
+
+    def warnings_of(target, clip):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            DPGridSearchCV(DPRidge(max_iter=2), {"eta0": [0.1, 0.5]}, privacy=(1.0, DELTA),
+                           score_clip=clip, random_state=0).fit(X, target)
+        return [str(w.message) for w in caught if "score_clip" in str(w.message)]
+
+    assert warnings_of(y, 4.0) == []
+    saturated = warnings_of(1000.0 * y + 5000.0, 4.0)
+    assert len(saturated) == 1 and "could not tell the candidates apart" in saturated[0]
+    assert warnings_of(1000.0 * y + 5000.0, 4e8) == []

@@ -223,6 +223,8 @@ class BaseDPSearchCV(PrivacyReprMixin, MetaEstimatorMixin, BaseEstimator):
             self.best_params_ = dict(drawn[winner])
             self.best_score_ = float(scores[winner]) / val_idx.size
             best_trial = results[winner][1]
+            if not classifier:
+                self._warn_if_scores_saturated(plan.score_noise_multiplier, val_idx.size)
         else:  # Poisson drew no trial: the selection released nothing (public fallback).
             warn_user(
                 "the Poisson number of trials was 0 (the selection released nothing); "
@@ -261,6 +263,25 @@ class BaseDPSearchCV(PrivacyReprMixin, MetaEstimatorMixin, BaseEstimator):
         return self
 
     # Helpers ----------------------------------------------------------------------------
+    def _warn_if_scores_saturated(self, score_noise_multiplier: float, n_validation: int):
+        """Warn when even the best (noisy, released) score is about ``-score_clip``: nearly every
+        validation row's squared error was clipped, so the scores could not tell the
+        candidates apart (y in units far from 1, say prices in dollars). Post-processing of
+        released values: free."""
+        clip = float(self.score_clip)
+        noise = score_noise_multiplier * clip / n_validation  # std of the released mean
+        if self.best_score_ > -0.9 * clip + 2.0 * noise:
+            return
+        warn_user(
+            f"{type(self).__name__}: even the best validation score ({self.best_score_:.4g}) "
+            f"is about -score_clip (-{clip:g}): nearly every row's squared error was clipped, "
+            "so the search could not tell the candidates apart and its choice is close to "
+            "random. score_clip is in squared units of y: pass a public bound on a row's "
+            "squared error, e.g. score_clip=((high - low) / 2)**2 from the targets' "
+            "documented range, or put y on a roughly unit scale.",
+            UserWarning,
+        )
+
     def _resolve_budget(self, target) -> PrivacyBudget | None:
         """``budget=``, else the estimator's own ``budget`` (the DP estimator's, or the private
         pipeline's), else ``with budget:``."""
@@ -465,7 +486,12 @@ _SHARED_PARAMS_DOC = """privacy : tuple of (float, float), default=(1.0, 1e-5)
         is ``(score_epsilon_ratio * per-trial epsilon, delta)``-DP.
     score_clip : float, default=4.0
         Regressors only: the squared error of a validation row is clipped to this value (the
-        sensitivity of the score sum). Classifiers use accuracy (sensitivity 1).
+        sensitivity of the score sum). Classifiers use accuracy (sensitivity 1). It is in
+        squared units of ``y`` (of the estimator's predictions, after any
+        ``TransformedTargetRegressor``): 4.0 suits targets on a roughly unit scale. For raw
+        units pass a public bound, e.g. ``((high - low) / 2)**2`` from the targets' documented
+        range; when even the best score is about ``-score_clip`` the search warns that it could
+        not tell the candidates apart.
     budget : skdp.PrivacyBudget, default=None
         A ledger to charge the whole search to, once, before any data is used; a search that
         would exceed it raises :class:`skdp.BudgetExceededError` and charges nothing. ``None``:

@@ -135,9 +135,19 @@ class ScaleFreeFitMixin:
             scale = dataclasses.replace(scale, target_center=center, target_halfwidth=halfwidth,
                                         public_targets=True)
         elif scale.scales_targets and not centred:
-            center, halfwidth = range_scale(scale.target_center - scale.target_halfwidth,
-                                            scale.target_center + scale.target_halfwidth,
-                                            centred=False)
+            low = scale.target_center - scale.target_halfwidth
+            high = scale.target_center + scale.target_halfwidth
+            # Released (or exact, without privacy) ends: reading them is free.
+            if private and np.any(np.abs(scale.target_center) > scale.target_halfwidth):
+                warn_user(
+                    f"{type(self).__name__}: fit_intercept=False, but the targets lie in about "
+                    f"[{float(np.min(low)):.4g}, {float(np.max(high)):.4g}] (found by the scale "
+                    "search), away from 0: the model must reach them through the features "
+                    "alone, which a clipped, noisy fit does badly. Set fit_intercept=True, or "
+                    "subtract a public constant from y first.",
+                    UserWarning,
+                )
+            center, halfwidth = range_scale(low, high, centred=False)
             scale = dataclasses.replace(scale, target_center=center, target_halfwidth=halfwidth)
         self._fit_scale = scale
         return scale.rows(X), scale.targets(targets), scale.facts("max_row_norm='auto':")

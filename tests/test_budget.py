@@ -67,7 +67,8 @@ def test_refused_charge_records_nothing(ledger_path):
     assert isinstance(error, ValueError)
     message = str(error)
     assert "DPLogisticRegression" in message and "Nothing was recorded" in message
-    assert f"left: epsilon={1.0 - small.epsilon:.4g}" in message
+    assert f"the budget's epsilon minus that: {1.0 - small.epsilon:.4g}" in message
+    assert "may still fit" in message
     assert f"epsilon={error.epsilon_requested:.4g} on its own" in message
     assert error.epsilon_requested > 1.0 and error.epsilon_total > 1.0
     assert error.epsilon_remaining == pytest.approx(1.0 - small.epsilon)

@@ -270,3 +270,19 @@ def test_random_state_reproduces_and_none_does_not(multiclass):
     np.testing.assert_array_equal(first, again)
     fresh = DPMLPClassifier(max_iter=1, random_state=None).fit(X, y).coefs_[0]
     assert not np.array_equal(first, fresh)
+
+
+def test_adp_sgd_runs_its_decaying_schedule_by_default():
+    # learning_rate='auto': ADP-SGD's decaying steps with noise shaped to them (with constant
+    # steps it was noisy_sgd bit for bit); every other optimizer keeps constant steps.
+    X, y = make_classification(n_samples=600, n_features=6, random_state=0)
+    common = dict(privacy=(1.0, 1e-5), hidden_layer_sizes=(8,), max_iter=3, random_state=0)
+    noisy = DPMLPClassifier(**common).fit(X, y)
+    constant = DPMLPClassifier(learning_rate="constant", **common).fit(X, y)
+    np.testing.assert_array_equal(noisy.coefs_[0], constant.coefs_[0])
+    adp = DPMLPClassifier(optimizer="adp_sgd", **common).fit(X, y)
+    adp_constant = DPMLPClassifier(optimizer="adp_sgd", learning_rate="constant", **common)
+    adp_constant.fit(X, y)
+    np.testing.assert_array_equal(adp_constant.coefs_[0], noisy.coefs_[0])  # the old default
+    assert not np.array_equal(adp.coefs_[0], noisy.coefs_[0])
+    assert DPMLPClassifier().learning_rate == "auto"

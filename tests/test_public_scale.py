@@ -553,3 +553,19 @@ def test_small_data_regression_is_centred_on_a_private_median(estimator):
         with pytest.warns(PrivacyWarning, match="trains on the data as given"):
             bare = DPRidge(privacy=(1.0, 1e-5), random_state=0, fit_intercept=False).fit(X, y)
         assert _gaussians(bare.dp_event_) == []  # the training alone
+
+
+def test_no_intercept_on_targets_away_from_zero_warns_from_the_released_range():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 5))
+    y = 0.3 * X @ np.ones(5) + 0.1 * rng.normal(size=5000)
+
+    def warnings_of(target, **params):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            DPRidge(privacy=(4.0, 1e-5), random_state=0, **params).fit(X, target)
+        return [str(w.message) for w in caught if "fit_intercept=False" in str(w.message)]
+
+    assert len(warnings_of(y + 12.0, fit_intercept=False)) == 1
+    assert warnings_of(y, fit_intercept=False) == []  # around 0: nothing to reach
+    assert warnings_of(y + 12.0) == []  # with an intercept

@@ -819,7 +819,10 @@ class PrivacyBudget:
         so_far = (
             f"Spent so far: epsilon={before.epsilon:.4g} in {before.n_spends} spend(s)"
             + (f" with extra delta {before.extra_delta:.4g}" if before.extra_delta else "")
-            + f"; left: epsilon={left:.4g}. Nothing was recorded."
+            + f"; the budget's epsilon minus that: {left:.4g}. Spends compose to less than "
+            "the sum of their epsilons, so a fit asking for more than that on its own may "
+            "still fit: try a smaller privacy=(epsilon, delta) (budget.would_exceed(spend) "
+            "checks a spend without recording it). Nothing was recorded."
         )
         if own.events_delta <= 0.0:
             message = (

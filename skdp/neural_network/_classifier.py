@@ -60,7 +60,7 @@ class DPMLPClassifier(LogitClassifierMixin, ClassifierMixin, BaseDPMLP):
     batch_size : int or 'auto', default='auto'
         Expected batch size of Poisson sampling. ``'auto'`` uses ``n / 32`` clipped to
         [64, 4096]: DP favours larger batches than scikit-learn's 200.
-    learning_rate : {'auto', 'constant', 'invscaling', 'adagrad_norm'}, default='constant'
+    learning_rate : {'auto', 'constant', 'invscaling', 'adagrad_norm'}, default='auto'
         Step-size schedule. ``'auto'``: ``'invscaling'`` with ``optimizer='adp_sgd'`` (ADP-SGD as
         its paper defines it: decaying steps, noise shaped to them), ``'constant'`` otherwise.
         ``'constant'``: ``learning_rate_init`` at every step.
@@ -204,7 +204,7 @@ default='constant'
         max_grad_norm=1.0,
         alpha=1e-4,
         batch_size="auto",
-        learning_rate="constant",
+        learning_rate="auto",
         learning_rate_init="auto",
         power_t=0.5,
         noise_schedule="constant",

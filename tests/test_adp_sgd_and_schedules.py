@@ -58,7 +58,7 @@ def test_adp_sgd_with_constant_steps_is_noisy_sgd_bit_for_bit(Estimator, data):
 
 def test_adp_sgd_mlp_with_constant_steps_is_noisy_sgd_bit_for_bit(data):
     X, y = data
-    kwargs = dict(hidden_layer_sizes=(8,), max_iter=2, random_state=3)
+    kwargs = dict(hidden_layer_sizes=(8,), max_iter=2, random_state=3, learning_rate="constant")
     a = DPMLPClassifier(optimizer="noisy_sgd", **kwargs).fit(X, y)
     b = DPMLPClassifier(optimizer="adp_sgd", **kwargs).fit(X, y)
     for wa, wb in zip(a.coefs_, b.coefs_, strict=True):

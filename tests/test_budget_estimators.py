@@ -65,7 +65,7 @@ def test_spends_compose_tightly_and_a_refused_fit_records_nothing(data, tmp_path
     # ... and a fourth (about 1.72 composed) does not fit: refused before training, nothing
     # recorded or fitted.
     est = make(DPLogisticRegression, privacy=(0.9, 1e-5), budget=budget)
-    with pytest.raises(BudgetExceededError, match="left"):
+    with pytest.raises(BudgetExceededError, match="may still fit"):
         est.fit(X, y)
     assert len(budget.history()) == 3
     assert budget.spent()[0] == pytest.approx(spent)

@@ -45,6 +45,8 @@ __all__ = [
     "centre_noise_multiplier",
     "estimate_centre",
     "CENTRE_MARGIN",
+    "ROW_MEDIAN_FACTOR",
+    "centre_searches_rows",
     "estimate_scale",
     "widen_range",
     "WIDEN_TO",
@@ -81,6 +83,10 @@ WIDEN_TO = 0.05
 #: found when the search's margin is at most this: its rank is then off by at most
 #: ``margin n / 1.5``, within the 0.1/0.9-quantiles with probability 0.95.
 CENTRE_MARGIN = 0.6
+#: Where the median search also finds the row norms' median, rows are clipped to this many times
+#: it and divided by that, so that they have norm at most 1 (typical rows about 1/2), as on a
+#: full public scale.
+ROW_MEDIAN_FACTOR = 2.0
 
 
 @dataclass(frozen=True)
@@ -159,12 +165,17 @@ class PublicScale:
     def facts(self, owner: str) -> list[str]:
         """Lines for the privacy report."""
         if self.centre_only:
+            what = "the median of y" if self.row_bound is None else (
+                "the medians of the row norms of X and of y")
+            rows = "rows as given" if self.row_bound is None else (
+                f"rows clipped to {self.row_bound:.4g} ({ROW_MEDIAN_FACTOR:g} times the row "
+                "norms' median) and divided by it")
             return [
-                f"{owner} found no public scale at this n and privacy, only the median of y: "
-                "found by a noisy binary search (one Gaussian mechanism, noise multiplier "
+                f"{owner} found no public scale at this n and privacy, only {what}: found by a "
+                "noisy binary search (one Gaussian mechanism, noise multiplier "
                 f"{self.noise_multiplier:.4g}, composed with the training in this fit's "
-                "guarantee); targets were centred on it (per row, free) and trained on as "
-                "given otherwise, rows as given (coefficients are reported in the original "
+                "guarantee); targets were centred on their median (per row, free) and trained "
+                f"on in their own units, {rows} (coefficients are reported in the original "
                 "units)"
             ]
         lines = []
@@ -281,29 +292,46 @@ def _centre_feasible(noise_multiplier: float, n_samples: int, n_outputs: int) ->
 def centre_noise_multiplier(
     epsilon: float, delta: float, n_samples: int, n_outputs: int
 ) -> float | None:
-    """Noise multiplier of a search for the targets' median alone, for fits where
-    :func:`scale_noise_multiplier` finds no feasible search: the smallest share of
-    ``SCALE_SHARES`` at which the median is located within :data:`CENTRE_MARGIN`; ``None`` when
-    none is. Public quantities only."""
+    """Noise multiplier of a search for medians, for fits where :func:`scale_noise_multiplier`
+    finds no feasible search: the smallest share of ``SCALE_SHARES`` at which the medians of the
+    row norms and of every target are located within :data:`CENTRE_MARGIN`, else the smallest
+    at which the targets' alone are (:func:`centre_searches_rows` tells the two apart);
+    ``None`` when neither is. Public quantities only."""
     whole = calibrate_gaussian(epsilon, delta).noise_multiplier
-    for share in SCALE_SHARES:
-        noise = whole / math.sqrt(share)
-        if _centre_feasible(noise, n_samples, n_outputs):
-            return noise
+    for columns in (n_outputs + 1, n_outputs):
+        for share in SCALE_SHARES:
+            noise = whole / math.sqrt(share)
+            if _centre_feasible(noise, n_samples, columns):
+                return noise
     return None
 
 
+def centre_searches_rows(noise_multiplier: float, n_samples: int, n_outputs: int) -> bool:
+    """Whether the median search planned at this noise includes the row norms (the same public
+    test as :func:`centre_noise_multiplier`'s)."""
+    return _centre_feasible(noise_multiplier, n_samples, n_outputs + 1)
+
+
 def estimate_centre(
-    targets: np.ndarray, noise_multiplier: float, rng: np.random.Generator, owner: str
+    X, targets: np.ndarray, noise_multiplier: float, rng: np.random.Generator, owner: str
 ) -> PublicScale:
-    """The targets' median by one noisy binary search (planned by
-    :func:`centre_noise_multiplier`), as a scale that centres the targets on it and leaves rows
-    and units as given."""
+    """The targets' medians by one noisy binary search (planned by
+    :func:`centre_noise_multiplier`), with the row norms' median where the plan includes it: a
+    scale that centres the targets (units kept) and, with the row norms, clips rows to
+    ``ROW_MEDIAN_FACTOR`` times their median and divides by that."""
     targets = np.asarray(targets, dtype=np.float64)
-    plan = plan_quantiles((0.5,), targets.shape[0], targets.shape[1], noise_multiplier, owner)
-    low, high = search_quantiles(targets, plan, rng)
-    centre = (low[:, 0] + high[:, 0]) / 2.0
-    return PublicScale(None, centre, np.ones_like(centre), float(noise_multiplier), 0.5,
+    n_samples, n_outputs = targets.shape
+    with_rows = centre_searches_rows(noise_multiplier, n_samples, n_outputs)
+    values = np.column_stack([row_norms(X), targets]) if with_rows else targets
+    plan = plan_quantiles((0.5,), n_samples, values.shape[1], noise_multiplier, owner)
+    low, high = search_quantiles(values, plan, rng)
+    medians = (low[:, 0] + high[:, 0]) / 2.0
+    row_bound = None
+    if with_rows:
+        row_bound, medians = ROW_MEDIAN_FACTOR * float(medians[0]), medians[1:]
+        if not (row_bound > 0 and math.isfinite(row_bound)):
+            row_bound = 1.0
+    return PublicScale(row_bound, medians, np.ones_like(medians), float(noise_multiplier), 0.5,
                        private=True, centre_only=True)
 
 

@@ -80,12 +80,13 @@ class ScaleFreeFitMixin:
                     f"{type(self).__name__}: with n={n_samples} rows this privacy is too small "
                     "to find a public scale for the features and targets (max_row_norm='auto'; "
                     f"the search needs about {rows} rows at epsilon={epsilon:g}, or epsilon >= "
-                    f"{least_epsilon:g} with {n_samples} rows), so the fit finds only the "
-                    "targets' median, centres the targets on it and trains on the features and "
-                    "the targets' spread in their own units: unless both are on a roughly unit "
-                    "scale, that is little better than predicting the median. Put the features "
-                    "on a public, roughly unit scale or pass a public max_row_norm, and give "
-                    "the targets' documented range as target_bound=(low, high).",
+                    f"{least_epsilon:g} with {n_samples} rows), so the fit finds only medians "
+                    "(of the row norms and the targets, or the targets alone), centres the "
+                    "targets on theirs and trains on them in their own units: unless they are "
+                    "on a roughly unit scale, that is little better than predicting the median. "
+                    "Put the features on a public, roughly unit scale or pass a public "
+                    "max_row_norm, and give the targets' documented range as "
+                    "target_bound=(low, high).",
                     PrivacyWarning,
                 )
                 return noise
@@ -124,7 +125,7 @@ class ScaleFreeFitMixin:
             outputs = None if searched is None else searched.shape[1]
             if noise_multiplier > 0 and not _feasible(noise_multiplier, X.shape[0], outputs):
                 # Planned by centre_noise_multiplier: the full search was infeasible.
-                scale = estimate_centre(searched, noise_multiplier, rng, type(self).__name__)
+                scale = estimate_centre(X, searched, noise_multiplier, rng, type(self).__name__)
             else:
                 scale = estimate_scale(X, searched, noise_multiplier, rng, type(self).__name__)
         centred = getattr(self, "fit_intercept", True)  # the MLP always has output biases

@@ -18,10 +18,12 @@ from sklearn.linear_model import Ridge
 
 from skdp import PrivacyWarning
 from skdp._public_scale import (
+    ROW_MEDIAN_FACTOR,
     SCALE_SHARES,
     WIDEN_TO,
     _feasible,
     centre_noise_multiplier,
+    centre_searches_rows,
     estimate_centre,
     estimate_scale,
     scale_noise_multiplier,
@@ -516,16 +518,27 @@ def test_centre_search_is_planned_where_the_full_search_is_not():
     assert centre_noise_multiplier(1.0, 1e-5, 200, 1) is not None
 
 
-def test_centre_estimate_is_noisy_and_near_the_median():
-    targets = np.random.default_rng(0).normal(150.0, 50.0, size=(331, 1))
-    noise = centre_noise_multiplier(1.0, 1e-5, 331, 1)
-    centres = [estimate_centre(targets, noise, np.random.default_rng(s), "t").target_center[0]
-               for s in range(20)]
+@pytest.mark.parametrize("epsilon, with_rows", [(1.0, True), (0.5, False)])
+def test_centre_estimate_is_noisy_and_near_the_median(epsilon, with_rows):
+    # 331 rows: at epsilon 1 the medians of the row norms and of y, at 0.5 that of y alone.
+    rng = np.random.default_rng(0)
+    X, targets = rng.normal(size=(331, 4)) * 3.0, rng.normal(150.0, 50.0, size=(331, 1))
+    noise = centre_noise_multiplier(epsilon, 1e-5, 331, 1)
+    assert centre_searches_rows(noise, 331, 1) is with_rows
+    scales = [estimate_centre(X, targets, noise, np.random.default_rng(s), "t") for s in range(20)]
+    centres = [scale.target_center[0] for scale in scales]
     ranks = [np.mean(targets <= c) for c in centres]
     assert len(set(np.round(centres, 9))) > 10  # noisy: a broken mechanism would repeat one
     assert 0.1 <= np.median(ranks) <= 0.9 and np.mean([0.1 <= r <= 0.9 for r in ranks]) >= 0.9
-    exact = estimate_centre(targets, 1e-9, np.random.default_rng(0), "t").target_center[0]
-    assert abs(exact - np.median(targets)) < 1.0
+    norms = np.linalg.norm(X, axis=1)
+    if with_rows:  # rows clipped to twice their (noisy) median norm, then divided by it
+        row_ranks = [np.mean(norms <= s.row_bound / ROW_MEDIAN_FACTOR) for s in scales]
+        assert np.mean([0.1 <= r <= 0.9 for r in row_ranks]) >= 0.9
+    else:
+        assert all(s.row_bound is None for s in scales)
+    exact = estimate_centre(X, targets, 1e-9, np.random.default_rng(0), "t")
+    assert abs(exact.target_center[0] - np.median(targets)) < 1.0
+    assert exact.row_bound == pytest.approx(ROW_MEDIAN_FACTOR * np.median(norms), rel=1e-3)
 
 
 @pytest.mark.parametrize("estimator", ["ridge", "mlp"])
@@ -539,7 +552,7 @@ def test_small_data_regression_is_centred_on_a_private_median(estimator):
     y = 150.0 + 1000.0 * X @ rng.normal(size=10) + 40.0 * rng.normal(size=331)
     model = (DPRidge(privacy=(1.0, 1e-5), random_state=0) if estimator == "ridge"
              else DPMLPRegressor(privacy=(1.0, 1e-5), random_state=0))
-    with pytest.warns(PrivacyWarning, match="finds only the targets' median"):
+    with pytest.warns(PrivacyWarning, match="finds only medians"):
         model.fit(X, y)
     assert abs(float(np.mean(model.predict(X))) - 150.0) < 40.0
     assert model.score(X, y) > -0.5
@@ -547,8 +560,10 @@ def test_small_data_regression_is_centred_on_a_private_median(estimator):
     assert centre in _gaussians(model.dp_event_)  # the search is part of the guarantee
     accountant = PLDAccountant(value_discretization_interval=1e-4)
     assert accountant.compose(model.dp_event_).get_epsilon(1e-5) <= 1.0 + 1e-9
-    assert "only the median of y" in model.privacy_report()
-    assert not hasattr(model, "row_norm_bound_")  # rows as given
+    assert "median" in model.privacy_report()
+    # 331 rows at epsilon 1: the row norms' median too; rows clipped to twice it.
+    norms = np.linalg.norm(X, axis=1)
+    assert 0.1 <= np.mean(norms <= model.row_norm_bound_ / 2) <= 0.9
     if estimator == "ridge":  # without an intercept there is nothing to centre: no search
         with pytest.warns(PrivacyWarning, match="trains on the data as given"):
             bare = DPRidge(privacy=(1.0, 1e-5), random_state=0, fit_intercept=False).fit(X, y)

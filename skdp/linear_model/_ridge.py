@@ -142,10 +142,12 @@ default='constant'
         where a normal shape through them has its 0.05/0.95-quantiles. When
         ``n`` is too small for the privacy to locate even the quartiles, a
         :class:`~skdp.PrivacyWarning` says so (with the rows or epsilon that would do), and the
-        search looks for the median of ``y`` alone (about a quarter of the rows suffice; with
-        ``fit_intercept=True``): targets are centred on it, rows and the targets' spread stay as
-        given, and the model is about as good as predicting that median. Below that the fit
-        trains on the data as given. ``None``: no bound, rows as given.
+        search looks for medians instead (far fewer rows suffice; with ``fit_intercept=True``):
+        of the row norms and of ``y`` where the noise allows, else of ``y`` alone. Targets are
+        centred on their median and keep their units; rows are clipped to twice their median
+        norm and divided by that. On a few hundred rows the model is then about as good as
+        predicting the median. Below that the fit trains on the data as given. ``None``: no
+        bound, rows as given.
         A float:
         Public bound on the L2 norm of the rows of ``X``: during ``fit``, rows with a larger
         norm are scaled down to it (a per-row transformation, free under DP; predictions use

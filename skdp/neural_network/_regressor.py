@@ -108,10 +108,11 @@ default='constant'
         their half-range and clipped to [-1, 1]. The bound and scale are folded into the first
         and last layers, so ``coefs_`` and predictions are in the original units. At small
         ``n`` and epsilon, where the search cannot locate the quantiles, a ``PrivacyWarning``
-        says so, and the search looks for the median of ``y`` alone (about a quarter of the
-        rows suffice): targets are centred on it, rows and the targets' spread stay as given,
-        and the model is at best about as good as predicting that median. Below that the fit
-        trains on the data as given. ``None``: data as given (already on a
+        says so, and the search looks for medians instead (far fewer rows suffice): of the row
+        norms and of ``y`` where the noise allows, else of ``y`` alone. Targets are centred on
+        their median and keep their units; rows are clipped to twice their median norm and
+        divided by that. Below that the fit trains on the data as given. ``None``: data as
+        given (already on a
         public unit scale). Measured (``benchmarks/bench_mlp_scale.py``, docs/benchmarks.md):
         R^2 0.55 / 0.81 instead of -58 / -6.7 on ames' raw prices at epsilon 1 / 4, and 0.0025
         R^2 behind the data as given on diamonds, already on a unit scale.

@@ -18,7 +18,7 @@ from sklearn.linear_model import Ridge
 
 from skdp import PrivacyWarning
 from skdp._public_scale import (
-    ROW_MEDIAN_FACTOR,
+    ROW_MEDIAN_NORM,
     SCALE_SHARES,
     WIDEN_TO,
     _feasible,
@@ -531,14 +531,20 @@ def test_centre_estimate_is_noisy_and_near_the_median(epsilon, with_rows):
     assert len(set(np.round(centres, 9))) > 10  # noisy: a broken mechanism would repeat one
     assert 0.1 <= np.median(ranks) <= 0.9 and np.mean([0.1 <= r <= 0.9 for r in ranks]) >= 0.9
     norms = np.linalg.norm(X, axis=1)
-    if with_rows:  # rows clipped to twice their (noisy) median norm, then divided by it
-        row_ranks = [np.mean(norms <= s.row_bound / ROW_MEDIAN_FACTOR) for s in scales]
+    assert all(s.row_bound is None for s in scales)  # rows are never clipped to a median
+    if with_rows:  # rows divided by their (noisy) median norm over ROW_MEDIAN_NORM
+        row_ranks = [np.mean(norms <= s.row_divisor * ROW_MEDIAN_NORM) for s in scales]
         assert np.mean([0.1 <= r <= 0.9 for r in row_ranks]) >= 0.9
     else:
-        assert all(s.row_bound is None for s in scales)
+        assert all(s.row_divisor is None for s in scales)
     exact = estimate_centre(X, targets, 1e-9, np.random.default_rng(0), "t")
     assert abs(exact.target_center[0] - np.median(targets)) < 1.0
-    assert exact.row_bound == pytest.approx(ROW_MEDIAN_FACTOR * np.median(norms), rel=1e-3)
+    if with_rows:
+        assert exact.row_divisor == pytest.approx(np.median(norms) / ROW_MEDIAN_NORM, rel=1e-3)
+        scaled = exact.rows(X)
+        assert np.median(np.linalg.norm(scaled, axis=1)) == pytest.approx(ROW_MEDIAN_NORM,
+                                                                          rel=1e-3)
+        assert np.allclose(scaled * exact.row_divisor, X)  # divided, not clipped
 
 
 @pytest.mark.parametrize("estimator", ["ridge", "mlp"])
@@ -560,10 +566,8 @@ def test_small_data_regression_is_centred_on_a_private_median(estimator):
     assert centre in _gaussians(model.dp_event_)  # the search is part of the guarantee
     accountant = PLDAccountant(value_discretization_interval=1e-4)
     assert accountant.compose(model.dp_event_).get_epsilon(1e-5) <= 1.0 + 1e-9
-    assert "median" in model.privacy_report()
-    # 331 rows at epsilon 1: the row norms' median too; rows clipped to twice it.
-    norms = np.linalg.norm(X, axis=1)
-    assert 0.1 <= np.mean(norms <= model.row_norm_bound_ / 2) <= 0.9
+    assert "medians of the row norms of X and of y" in model.privacy_report()
+    assert not hasattr(model, "row_norm_bound_")  # rows divided by their median, not bounded
     if estimator == "ridge":  # without an intercept there is nothing to centre: no search
         with pytest.warns(PrivacyWarning, match="trains on the data as given"):
             bare = DPRidge(privacy=(1.0, 1e-5), random_state=0, fit_intercept=False).fit(X, y)
@@ -584,3 +588,17 @@ def test_no_intercept_on_targets_away_from_zero_warns_from_the_released_range():
     assert len(warnings_of(y + 12.0, fit_intercept=False)) == 1
     assert warnings_of(y, fit_intercept=False) == []  # around 0: nothing to reach
     assert warnings_of(y + 12.0) == []  # with an intercept
+
+
+def test_a_row_divisor_maps_coefficients_back_exactly():
+    from skdp._public_scale import PublicScale
+
+    rng = np.random.default_rng(0)
+    X, coef, intercept = rng.normal(size=(50, 4)), rng.normal(size=(1, 4)), np.array([0.3])
+    scale = PublicScale(None, np.array([150.0]), np.array([1.0]), 1.0, 0.5, private=True,
+                        centre_only=True, row_divisor=2.5)
+    on_scale = scale.rows(X) @ coef.T + intercept  # what the fit predicts on its scale
+    user_coef, user_intercept = scale.to_user_units(coef, intercept)
+    np.testing.assert_allclose(X @ user_coef.T + user_intercept, on_scale + 150.0)
+    targets = rng.normal(150.0, 80.0, size=(50, 1))
+    np.testing.assert_allclose(scale.targets(targets), targets - 150.0)  # centred, not clipped

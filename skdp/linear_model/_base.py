@@ -209,6 +209,8 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
             # The penalty is on the coefficients in the user's units (scikit-learn's objective):
             # on rows divided by B (and targets divided by h) that is l2 / B^2.
             changes["l2"] = settings.l2 / scale.row_bound**2
+        elif scale is not None and scale.row_divisor is not None and settings.l2:
+            changes["l2"] = settings.l2 / scale.row_divisor**2  # the same, rows divided by it
         user_scale = self._user_scale_defaults(settings.n_samples, settings.batch_size)
         # eta0='auto' is resolved here except under the last-iterate bound (fixed at planning).
         auto_step = self.eta0 == "auto" and self.accountant != "last_iterate"

@@ -144,8 +144,8 @@ default='constant'
         :class:`~skdp.PrivacyWarning` says so (with the rows or epsilon that would do), and the
         search looks for medians instead (far fewer rows suffice; with ``fit_intercept=True``):
         of the row norms and of ``y`` where the noise allows, else of ``y`` alone. Targets are
-        centred on their median and keep their units; rows are clipped to twice their median
-        norm and divided by that. On a few hundred rows the model is then about as good as
+        centred on their median and keep their units; rows are divided (not clipped) by their
+        median norm over 2. On a few hundred rows the model is then about as good as
         predicting the median. Below that the fit trains on the data as given. ``None``: no
         bound, rows as given.
         A float:

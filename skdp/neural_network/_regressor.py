@@ -110,8 +110,8 @@ default='constant'
         ``n`` and epsilon, where the search cannot locate the quantiles, a ``PrivacyWarning``
         says so, and the search looks for medians instead (far fewer rows suffice): of the row
         norms and of ``y`` where the noise allows, else of ``y`` alone. Targets are centred on
-        their median and keep their units; rows are clipped to twice their median norm and
-        divided by that. Below that the fit trains on the data as given. ``None``: data as
+        their median and keep their units; rows are divided (not clipped) by their median
+        norm over 2. Below that the fit trains on the data as given. ``None``: data as
         given (already on a
         public unit scale). Measured (``benchmarks/bench_mlp_scale.py``, docs/benchmarks.md):
         R^2 0.55 / 0.81 instead of -58 / -6.7 on ames' raw prices at epsilon 1 / 4, and 0.0025
@@ -321,6 +321,8 @@ default='constant'
         if scale.row_bound is not None:  # None: rows as given (only the targets were scaled)
             self.coefs_[0] = self.coefs_[0] / scale.row_bound
             self.row_norm_bound_ = scale.row_bound
+        elif scale.row_divisor is not None:  # rows divided (not clipped) by the median search
+            self.coefs_[0] = self.coefs_[0] / scale.row_divisor
         self.coefs_[-1] = self.coefs_[-1] * scale.target_halfwidth[None, :]
         self.intercepts_[-1] = self.intercepts_[-1] * scale.target_halfwidth + scale.target_center
 

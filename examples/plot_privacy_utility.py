@@ -109,7 +109,7 @@ def fit_opacus(epsilon, seed, reference):
     l2 = 1.0 / (reference.C * n)  # the same L2 penalty as skdp's C
     optimizer = torch.optim.SGD([{"params": [model.weight], "weight_decay": l2},
                                  {"params": [model.bias], "weight_decay": 0.0}],
-                                lr=reference.eta0)
+                                lr=reference.learning_rate_)  # the step skdp used
     steps_per_epoch = reference.n_steps_ // reference.n_iter_
     data = TensorDataset(torch.as_tensor(X_train, dtype=torch.float32),
                          torch.as_tensor(y_train, dtype=torch.float32))

@@ -670,3 +670,15 @@ def test_read_only_input_raises_no_torch_warning():
         warnings.simplefilter("error")
         model = DPRidge(privacy=(math.inf, 0.0), optimizer="ssp").fit(X, y)
     assert model.score(X, y) > 0.99
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")
+def test_an_unavailable_device_is_refused_before_the_budget_is_charged(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2000, 3)) / 3
+    y = X @ np.ones(3) / 3
+    budget = PrivacyBudget(3.0, 1e-5, path=tmp_path / "b.skdp")
+    with pytest.raises(ValueError, match="device='cuda'"):
+        DPRidge(privacy=(1.0, 1e-5), optimizer="ssp", device="cuda", budget=budget,
+                max_row_norm=1.0, target_bound=1.0).fit(X, y)
+    assert budget.history() == []

@@ -147,6 +147,8 @@ def fit_ssp(estimator, X, targets: np.ndarray, bounds_fn: BoundsFunction):
     if _PLAN_ONLY.get():
         raise PlannedSpend(calibration, spend)
     facts = _facts(bounds, c, n_targets, private)
+    # Settings that can still fail are checked before the ledger is charged.
+    device = resolve_device(estimator.device)
     if allocation is None:
         estimator._charge_budget(calibration, spend, MECHANISM)
     else:
@@ -164,7 +166,6 @@ def fit_ssp(estimator, X, targets: np.ndarray, bounds_fn: BoundsFunction):
     noise = _noise(calibration, sens, d_tilde, params.rho, delta)
 
     # 4. Release and solve, in float64.
-    device = resolve_device(estimator.device)
     center = bounds.target_center if private else 0.0  # without privacy nothing is clipped
     if private:
         X = rescale_rows(X, float(bounds.row))

@@ -20,6 +20,7 @@ import dataclasses
 import math
 import numbers
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -30,8 +31,17 @@ from ._engine._glm import rescale_rows
 from ._engine._sparse import canonical_csr, csr_row_norms
 from ._validation import PrivacyWarning, warn_user
 from .preprocessing._base import calibrate_gaussian
-from .preprocessing._bounds import _LAST_FEASIBLE_TAIL, plan_quantiles, search_quantiles
-from .preprocessing._mechanisms import QUANTILE_PROBES, feasible_quantile_margin
+from .preprocessing._bounds import (
+    _LAST_FEASIBLE_TAIL,
+    plan_quantiles,
+    quartile_rows,
+    search_quantiles,
+)
+from .preprocessing._mechanisms import (
+    QUANTILE_PROBES,
+    feasible_quantile_margin,
+    quantile_probe_sensitivity,
+)
 
 __all__ = [
     "parse_target_bound",
@@ -42,6 +52,7 @@ __all__ = [
     "PublicScale",
     "scale_noise_multiplier",
     "scale_search_needs",
+    "search_needs",
     "centre_noise_multiplier",
     "estimate_centre",
     "CENTRE_MARGIN",
@@ -120,6 +131,12 @@ class PublicScale:
     row_divisor: float | None = None
 
     @property
+    def row_scale(self) -> float | None:
+        """What rows are divided by: ``row_bound`` (clipped to it under privacy) or
+        ``row_divisor`` (never clipped); ``None``: rows as given."""
+        return self.row_bound if self.row_bound is not None else self.row_divisor
+
+    @property
     def scales_targets(self) -> bool:
         return self.target_center is not None
 
@@ -131,26 +148,21 @@ class PublicScale:
         return self.private
 
     def rows(self, X):
-        """``X`` with rows clipped to ``row_bound`` (under privacy) and divided by it (a new
-        array); ``X`` itself when the rows keep their scale."""
-        if self.row_bound is None:
-            if self.row_divisor is None:
-                return X
-            if sp.issparse(X):
-                X = canonical_csr(X, np.float64).copy()
-                X.data /= self.row_divisor
-                return X
-            return np.asarray(X, dtype=np.float64) / self.row_divisor
-        if self.clips:
+        """``X`` with rows clipped to ``row_bound`` (under privacy) and divided by
+        :attr:`row_scale` (a new array); ``X`` itself when the rows keep their scale."""
+        scale = self.row_scale
+        if scale is None:
+            return X
+        if self.row_bound is not None and self.clips:
             X = rescale_rows(X, self.row_bound)
         elif sp.issparse(X):
             X = canonical_csr(X, np.float64).copy()
         else:
             X = np.array(X, dtype=np.float64)  # a copy, as rescale_rows returns
         if sp.issparse(X):
-            X.data /= self.row_bound
+            X.data /= scale
             return X
-        X /= self.row_bound
+        X /= scale
         return X
 
     def targets(self, targets: np.ndarray) -> np.ndarray:
@@ -167,10 +179,8 @@ class PublicScale:
     ) -> tuple[np.ndarray, np.ndarray]:
         """Coefficients ``(n_outputs, n_features)`` and intercepts fitted on this scale, in the
         user's units (post-processing)."""
-        if self.row_bound is not None:
-            coef = coef / self.row_bound
-        elif self.row_divisor is not None:
-            coef = coef / self.row_divisor
+        if self.row_scale is not None:
+            coef = coef / self.row_scale
         if self.scales_targets:
             coef = coef * self.target_halfwidth[:, None]
             intercept = intercept * self.target_halfwidth + self.target_center
@@ -250,10 +260,32 @@ def search_columns(n_outputs: int | None) -> tuple[int, tuple[float, ...]]:
     return 1 + n_outputs, TARGET_QUANTILES
 
 
+def _search_margin(
+    noise_multiplier: float, n_samples: int, columns: int, quantiles: tuple[float, ...]
+) -> float:
+    """The tail quantile a search of ``quantiles`` in ``columns`` columns locates at this noise
+    (:func:`feasible_quantile_margin` of the per-count noise :func:`plan_quantiles` gives)."""
+    sigma = (quantile_probe_sensitivity(columns, quantiles) * noise_multiplier
+             * math.sqrt(QUANTILE_PROBES))
+    return feasible_quantile_margin(sigma, n_samples)
+
+
 def _feasible(noise_multiplier: float, n_samples: int, n_outputs: int | None) -> bool:
     columns, quantiles = search_columns(n_outputs)
-    sigma = math.sqrt(columns * len(quantiles)) * noise_multiplier * math.sqrt(QUANTILE_PROBES)
-    return feasible_quantile_margin(sigma, n_samples) <= _LAST_FEASIBLE_TAIL
+    return _search_margin(noise_multiplier, n_samples, columns, quantiles) <= _LAST_FEASIBLE_TAIL
+
+
+def _smallest_share_noise(
+    epsilon: float, delta: float, feasible: Callable[[float], bool]
+) -> float | None:
+    """The noise of the smallest share of ``SCALE_SHARES`` (of the Gaussian-DP ``mu^2`` of an
+    ``(epsilon, delta)`` Gaussian mechanism) at which ``feasible`` holds; ``None`` if none."""
+    whole = calibrate_gaussian(epsilon, delta).noise_multiplier
+    for share in SCALE_SHARES:
+        noise = whole / math.sqrt(share)
+        if feasible(noise):
+            return noise
+    return None
 
 
 def scale_noise_multiplier(
@@ -265,12 +297,9 @@ def scale_noise_multiplier(
     search would return noise); 0 without privacy (exact quantiles)."""
     if math.isinf(epsilon):
         return 0.0
-    whole = calibrate_gaussian(epsilon, delta).noise_multiplier
-    for share in SCALE_SHARES:
-        noise = whole / math.sqrt(share)
-        if _feasible(noise, n_samples, n_outputs):
-            return noise
-    return None
+    return _smallest_share_noise(
+        epsilon, delta, lambda noise: _feasible(noise, n_samples, n_outputs)
+    )
 
 
 def scale_search_needs(
@@ -280,12 +309,9 @@ def scale_search_needs(
     infeasible: the fewest rows at this ``epsilon``, and the smallest epsilon with these
     ``n_samples`` rows (to two significant digits, rounded up). Public quantities only: what a
     warning can tell the user to change."""
-    whole = calibrate_gaussian(epsilon, delta).noise_multiplier
-    noise = whole / math.sqrt(max(SCALE_SHARES))
+    noise = calibrate_gaussian(epsilon, delta).noise_multiplier / math.sqrt(max(SCALE_SHARES))
     columns, quantiles = search_columns(n_outputs)
-    sigma = math.sqrt(columns * len(quantiles)) * noise * math.sqrt(QUANTILE_PROBES)
-    # The feasible margin is proportional to 1 / n: scale n to bring it to the last tail.
-    rows = math.ceil(n_samples * feasible_quantile_margin(sigma, n_samples) / _LAST_FEASIBLE_TAIL)
+    rows = quartile_rows(_search_margin(noise, n_samples, columns, quantiles), n_samples)
     low, high = epsilon, max(2.0 * epsilon, 1.0)
     while scale_noise_multiplier(high, delta, n_samples, n_outputs) is None and high < 1e4:
         low, high = high, 2.0 * high
@@ -299,9 +325,15 @@ def scale_search_needs(
     return rows, math.ceil(high * 10**digits) / 10**digits
 
 
-def _centre_feasible(noise_multiplier: float, n_samples: int, n_outputs: int) -> bool:
-    sigma = math.sqrt(n_outputs) * noise_multiplier * math.sqrt(QUANTILE_PROBES)
-    return feasible_quantile_margin(sigma, n_samples) <= CENTRE_MARGIN
+def search_needs(epsilon: float, delta: float, n_samples: int, n_outputs: int | None) -> str:
+    """:func:`scale_search_needs` in words, for warnings and errors."""
+    rows, least = scale_search_needs(epsilon, delta, n_samples, n_outputs)
+    return (f"the search needs about {rows} rows at epsilon={epsilon:g}, or epsilon >= "
+            f"{least:g} with {n_samples} rows")
+
+
+def _centre_feasible(noise_multiplier: float, n_samples: int, columns: int) -> bool:
+    return _search_margin(noise_multiplier, n_samples, columns, (0.5,)) <= CENTRE_MARGIN
 
 
 def centre_noise_multiplier(
@@ -312,12 +344,12 @@ def centre_noise_multiplier(
     row norms and of every target are located within :data:`CENTRE_MARGIN`, else the smallest
     at which the targets' alone are (:func:`centre_searches_rows` tells the two apart);
     ``None`` when neither is. Public quantities only."""
-    whole = calibrate_gaussian(epsilon, delta).noise_multiplier
     for columns in (n_outputs + 1, n_outputs):
-        for share in SCALE_SHARES:
-            noise = whole / math.sqrt(share)
-            if _centre_feasible(noise, n_samples, columns):
-                return noise
+        noise = _smallest_share_noise(
+            epsilon, delta, lambda z, c=columns: _centre_feasible(z, n_samples, c)
+        )
+        if noise is not None:
+            return noise
     return None
 
 

@@ -19,7 +19,7 @@ from ._public_scale import (
     parse_target_bound,
     range_scale,
     scale_noise_multiplier,
-    scale_search_needs,
+    search_needs,
 )
 from ._validation import PrivacyWarning, warn_user
 
@@ -75,13 +75,12 @@ class ScaleFreeFitMixin:
         if noise is None and outputs is not None and centre_only:
             noise = centre_noise_multiplier(epsilon, delta, n_samples, outputs)
             if noise is not None and warn:
-                rows, least_epsilon = scale_search_needs(epsilon, delta, n_samples, outputs)
                 warn_user(
                     f"{type(self).__name__}: with n={n_samples} rows this privacy is too small "
                     "to find a public scale for the features and targets (max_row_norm='auto'; "
-                    f"the search needs about {rows} rows at epsilon={epsilon:g}, or epsilon >= "
-                    f"{least_epsilon:g} with {n_samples} rows), so the fit finds only medians "
-                    "(of the row norms and the targets, or the targets alone), centres the "
+                    f"{search_needs(epsilon, delta, n_samples, outputs)}), so the fit finds "
+                    "only medians (of the row norms and the targets, or the targets alone), "
+                    "centres the "
                     "targets on theirs and trains on them in their own units: unless they are "
                     "on a roughly unit scale, that is little better than predicting the median. "
                     "Put the features on a public, roughly unit scale or pass a public "
@@ -101,12 +100,11 @@ class ScaleFreeFitMixin:
                 else "put the features on a public, roughly unit scale, or pass a public "
                 "max_row_norm"
             )
-            rows, least_epsilon = scale_search_needs(epsilon, delta, n_samples, outputs)
             warn_user(
                 f"{type(self).__name__}: with n={n_samples} rows this privacy is too small to "
-                f"find a public scale for the {what} (max_row_norm='auto'; the search needs "
-                f"about {rows} rows at epsilon={epsilon:g}, or epsilon >= {least_epsilon:g} "
-                f"with {n_samples} rows), so the fit trains on the data as given: {advice}.",
+                f"find a public scale for the {what} (max_row_norm='auto'; "
+                f"{search_needs(epsilon, delta, n_samples, outputs)}), so the fit trains on "
+                f"the data as given: {advice}.",
                 PrivacyWarning,
             )
         return noise

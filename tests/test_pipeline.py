@@ -62,6 +62,14 @@ def preprocessor():
     ])
 
 
+def sklearn_preprocessor():
+    """scikit-learn's usual preprocessing of the same columns, which learns without DP."""
+    return ColumnTransformer([
+        ("num", make_pipeline(SimpleImputer(), StandardScaler()), NUM),
+        ("cat", OneHotEncoder(handle_unknown="ignore"), CAT),
+    ])
+
+
 @pytest.fixture(scope="module")
 def fitted(raw):
     X, y = raw
@@ -195,12 +203,8 @@ def test_a_step_without_dp_is_named_before_column_transformer_settings(raw):
     # scikit-learn's usual ColumnTransformer (its OneHotEncoder is sparse): the first error a
     # user sees names the step to replace, not the sparse_threshold its replacement settles.
     X, y = raw
-    sklearn_pre = ColumnTransformer([
-        ("num", make_pipeline(SimpleImputer(), StandardScaler()), NUM),
-        ("cat", OneHotEncoder(handle_unknown="ignore"), CAT),
-    ])
     with pytest.raises(NotPrivateError, match="SimpleImputer"):
-        make_private_pipeline(sklearn_pre, DPLogisticRegression()).fit(X, y)
+        make_private_pipeline(sklearn_preprocessor(), DPLogisticRegression()).fit(X, y)
 
 
 def test_non_private_text_features_and_models_are_refused(raw):
@@ -422,10 +426,7 @@ def test_private_search_over_private_pipelines(raw, tmp_path):
 
 def test_the_unsafe_path_is_loud(raw):
     X, y = raw
-    leaky = ColumnTransformer([
-        ("num", make_pipeline(SimpleImputer(), StandardScaler()), NUM),
-        ("cat", OneHotEncoder(handle_unknown="ignore"), CAT),
-    ])
+    leaky = sklearn_preprocessor()
     with pytest.warns(PrivacyWarning, match="columntransformer__num__standardscaler"):
         make_pipeline(leaky, DPLogisticRegression(max_iter=2)).fit(X, y)
     with warnings.catch_warnings():

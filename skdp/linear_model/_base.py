@@ -205,12 +205,10 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
         changes = {}
         scale = self._fit_scale
         rows_scaled = scale is not None and scale.row_bound is not None
-        if rows_scaled and settings.l2:
+        if scale is not None and scale.row_scale is not None and settings.l2:
             # The penalty is on the coefficients in the user's units (scikit-learn's objective):
             # on rows divided by B (and targets divided by h) that is l2 / B^2.
-            changes["l2"] = settings.l2 / scale.row_bound**2
-        elif scale is not None and scale.row_divisor is not None and settings.l2:
-            changes["l2"] = settings.l2 / scale.row_divisor**2  # the same, rows divided by it
+            changes["l2"] = settings.l2 / scale.row_scale**2
         user_scale = self._user_scale_defaults(settings.n_samples, settings.batch_size)
         # eta0='auto' is resolved here except under the last-iterate bound (fixed at planning).
         auto_step = self.eta0 == "auto" and self.accountant != "last_iterate"

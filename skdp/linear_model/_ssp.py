@@ -32,7 +32,7 @@ from .._engine._ssp import (
     sufficient_statistics,
 )
 from .._leaks import warn_if_preprocessed_without_dp
-from .._public_scale import scale_search_needs
+from .._public_scale import search_needs
 from .._validation import check_privacy, warn_if_delta_large
 from ..accounting import Calibration
 from ..accounting._report import _fact_lines, guarantee_lines
@@ -112,14 +112,13 @@ def fit_ssp(estimator, X, targets: np.ndarray, bounds_fn: BoundsFunction):
         if estimator.max_row_norm == "auto" and private else None
     )
     if estimator.max_row_norm == "auto" and scale_noise is None and private:
-        rows, least = scale_search_needs(
+        needs = search_needs(
             epsilon, delta, n_samples, estimator._scale_search_outputs(n_targets)
         )
         raise ValueError(
             f"optimizer='ssp' with n={n_samples} rows and this privacy cannot find a public "
-            f"scale for the data (max_row_norm='auto'; the search needs about {rows} rows at "
-            f"epsilon={epsilon:g}, or epsilon >= {least:g} with {n_samples} rows); pass public "
-            "bounds max_row_norm and target_bound, or use optimizer='noisy_sgd'"
+            f"scale for the data (max_row_norm='auto'; {needs}); pass public bounds "
+            "max_row_norm and target_bound, or use optimizer='noisy_sgd'"
         )
     own_priors = (scale_noise,) if scale_noise else ()
     bounds = (

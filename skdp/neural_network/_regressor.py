@@ -318,11 +318,10 @@ default='constant'
         scale = self._take_fit_scale()
         if scale is None:
             return
-        if scale.row_bound is not None:  # None: rows as given (only the targets were scaled)
-            self.coefs_[0] = self.coefs_[0] / scale.row_bound
+        if scale.row_scale is not None:  # None: rows as given (only the targets were scaled)
+            self.coefs_[0] = self.coefs_[0] / scale.row_scale
+        if scale.row_bound is not None:  # a bound, not the median search's divisor
             self.row_norm_bound_ = scale.row_bound
-        elif scale.row_divisor is not None:  # rows divided (not clipped) by the median search
-            self.coefs_[0] = self.coefs_[0] / scale.row_divisor
         self.coefs_[-1] = self.coefs_[-1] * scale.target_halfwidth[None, :]
         self.intercepts_[-1] = self.intercepts_[-1] * scale.target_halfwidth + scale.target_center
 

@@ -33,6 +33,12 @@ class QuantilePlan:
     relaxed: bool
 
 
+def quartile_rows(margin: float, n_samples: int) -> int:
+    """The rows at which a search whose margin is ``margin`` with ``n_samples`` rows locates the
+    quartiles (the margin scales as ``1 / n``)."""
+    return math.ceil(n_samples * margin / _LAST_FEASIBLE_TAIL)
+
+
 def plan_quantiles(
     quantiles: Sequence[float],
     n_samples: int,
@@ -61,8 +67,7 @@ def plan_quantiles(
         else:
             moved.append(q)
     if margin > _LAST_FEASIBLE_TAIL and any(q != 0.5 for q in quantiles):
-        # The margin scales as 1 / n: the rows at which the quartiles become reliable.
-        rows = math.ceil(n_samples * margin / _LAST_FEASIBLE_TAIL)
+        rows = quartile_rows(margin, n_samples)
         if margin < 0.5:
             what = (f"cannot locate quantiles closer to the tails than the {margin:.2g}-quantile "
                     "(the quartiles are used instead, so the bounds are rough)")

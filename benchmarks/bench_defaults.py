@@ -48,7 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _defaults_data  # noqa: E402
 from _bench_common import add_threads_argument, apply_threads, print_header  # noqa: E402
 
-import skdp.linear_model._defaults as rule  # noqa: E402
+import skdp._defaults.linear as rule  # noqa: E402
 from skdp.linear_model import DPLogisticRegression, DPRidge  # noqa: E402
 
 STEP_SCALES = (1.0, 2.0, 4.0, 8.0)

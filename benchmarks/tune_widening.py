@@ -27,7 +27,7 @@ import numpy as np  # noqa: E402
 from _bench_common import add_threads_argument, apply_threads, print_header  # noqa: E402
 from bench_defaults import load_splits, scaled_gap  # noqa: E402
 
-import skdp._public_scale as public_scale  # noqa: E402
+import skdp._scale.public_scale as public_scale  # noqa: E402
 from skdp.linear_model import DPRidge  # noqa: E402
 from skdp.preprocessing._bounds import plan_quantiles  # noqa: E402
 

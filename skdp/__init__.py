@@ -4,11 +4,10 @@
 >>> clf = DPLogisticRegression(privacy=(1.0, 1e-5))  # doctest: +SKIP
 """
 
-from ._validation import PrivacyWarning
+from ._utils.validation import PrivacyWarning
+from ._version import __version__
 from .accounting import UnreachablePrivacyTarget
 from .budget import BudgetExceededError, LedgerError, PrivacyBudget
-
-__version__ = "0.1.0.dev0"
 
 __all__ = [
     "BudgetExceededError",

@@ -16,8 +16,8 @@ import pkgutil
 
 import torch
 
-import skdp._base
 import skdp._engine
+import skdp._fit.estimator
 from skdp._engine._glm import LinearModel
 from skdp._engine._mlp import MLPModel
 
@@ -38,7 +38,7 @@ def scale_noise(monkeypatch, factor: float) -> list[int]:
     epsilon: ``factor=0.25`` is a sensitivity underestimated 4x, ``factor=1e-6`` noise off
     (kept positive, so that clipping stays on)."""
     calls = [0]
-    calibrate = skdp._base._calibrate
+    calibrate = skdp._fit.estimator._calibrate
 
     def broken(*args, **kwargs):
         calibration = calibrate(*args, **kwargs)
@@ -49,7 +49,7 @@ def scale_noise(monkeypatch, factor: float) -> list[int]:
             calibration, noise_multiplier=calibration.noise_multiplier * factor
         )
 
-    monkeypatch.setattr(skdp._base, "_calibrate", broken)
+    monkeypatch.setattr(skdp._fit.estimator, "_calibrate", broken)
     return calls
 
 

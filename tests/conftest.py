@@ -42,8 +42,8 @@ def _reproducible_unseeded_fits(request, monkeypatch):
 
     import numpy as np
 
-    from skdp import _scale_free_fit
     from skdp._engine import _device
+    from skdp._scale import fit as _scale_free_fit
     from skdp.preprocessing import _base as preprocessing_base
 
     test_seed = zlib.crc32(request.node.nodeid.encode())

@@ -383,7 +383,7 @@ def test_estimator_guarantee_is_confirmed_by_a_fresh_accountant(Estimator, make_
     n = X.shape[0]
     plan = PrivacyPlan.constant(est.n_steps_, est.batch_size_ / n)
     if getattr(est, "max_row_norm", None) == "auto":
-        from skdp._public_scale import scale_noise_multiplier
+        from skdp._scale.public_scale import scale_noise_multiplier
 
         plan = plan.with_priors((scale_noise_multiplier(eps, DELTA, n, 1),))
     assert est.dp_event_ == plan.dp_event(est.noise_multiplier_)

@@ -21,7 +21,6 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import skdp
 import skdp.linear_model._ssp as ssp_fit
 from skdp import PrivacyBudget
-from skdp._base import planned_spend
 from skdp._engine._glm import rescale_rows
 from skdp._engine._ssp import (
     SSPDraws,
@@ -36,6 +35,7 @@ from skdp._engine._ssp import (
     sufficient_statistics,
     symmetric_noise,
 )
+from skdp._fit.estimator import planned_spend
 from skdp.accounting import NeighboringRelation, epsilon_of
 from skdp.accounting._ssp import SSPPlan, calibrate_ssp, resolve_budget_split, ssp_sensitivities
 from skdp.audit import audit_multi_run, audit_one_run

@@ -212,7 +212,7 @@ def test_last_iterate_accountant_refuses_schedules(data):
 def test_adp_sgd_by_default_decays_its_steps_and_shapes_its_noise():
     # learning_rate='auto': ADP-SGD as its paper defines it, not DP-SGD in disguise. (A full fit
     # calibrates a 16-level plan, ~8 s: test_every_optimizer_fits_every_estimator does one.)
-    from skdp._base import resolve_learning_rate
+    from skdp._fit.estimator import resolve_learning_rate
 
     assert DPLogisticRegression().learning_rate == "auto"
     assert resolve_learning_rate("auto", "adp_sgd") == "invscaling"

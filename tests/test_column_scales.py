@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 from sklearn.feature_extraction.text import HashingVectorizer
 
-from skdp._column_scales import UNBALANCED_RATIO, column_scales
+from skdp._fit.column_scales import UNBALANCED_RATIO, column_scales
 from skdp.linear_model import DPLogisticRegression, DPRidge
 from skdp.neural_network import DPMLPRegressor
 

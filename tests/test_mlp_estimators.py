@@ -14,7 +14,7 @@ from sklearn.neural_network import MLPClassifier
 
 from skdp._engine._device import FitRandomness
 from skdp._engine._sampling import PoissonSampler
-from skdp._validation import PrivacyWarning
+from skdp._utils.validation import PrivacyWarning
 from skdp.linear_model import DPLogisticRegression
 from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
 

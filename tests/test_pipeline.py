@@ -27,7 +27,7 @@ from sklearn.preprocessing import (
 )
 
 from skdp import PrivacyBudget, PrivacyWarning
-from skdp._allocation import _ATTRIBUTE
+from skdp._fit.allocation import _ATTRIBUTE
 from skdp.accounting import epsilon_of
 from skdp.linear_model import DPLogisticRegression, DPRidge
 from skdp.pipeline import NotPrivateError, PrivatePipeline, make_private_pipeline

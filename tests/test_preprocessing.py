@@ -257,7 +257,7 @@ def test_bad_input_gets_clear_errors(numeric, categorical):
 
 
 def test_too_little_data_for_a_bounds_search_warns_and_uses_the_quartiles():
-    from skdp._allocation import StepAllocation, attach_allocation
+    from skdp._fit.allocation import StepAllocation, attach_allocation
 
     X = np.random.default_rng(0).normal(size=(300, 2))
     with pytest.warns(PrivacyWarning, match="public bounds"):

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from skdp import _progress
+from skdp._utils import progress as _progress
 from skdp.linear_model import DPLogisticRegression
 
 

@@ -17,7 +17,8 @@ from dp_accounting.pld import PLDAccountant
 from sklearn.linear_model import Ridge
 
 from skdp import PrivacyWarning
-from skdp._public_scale import (
+from skdp._defaults.linear import auto_step_size, resolve_epochs
+from skdp._scale.public_scale import (
     ROW_MEDIAN_NORM,
     SCALE_SHARES,
     WIDEN_TO,
@@ -31,7 +32,6 @@ from skdp._public_scale import (
     widen_range,
 )
 from skdp.linear_model import DPLogisticRegression, DPRidge
-from skdp.linear_model._defaults import auto_step_size, resolve_epochs
 from skdp.preprocessing._base import calibrate_gaussian
 
 AUTO = {"max_row_norm": "auto", "eta0": "auto", "max_iter": "auto"}
@@ -84,7 +84,7 @@ def test_user_scale_step_is_damped_by_the_public_noise_per_coordinate():
     # DPLogisticRegression's default on the user's scale: 4.0 / (1 + a z / b), with the
     # calibrated noise multiplier z and the batch size b; the same for data of the same shape
     # and any values, and smaller where the noise is larger.
-    from skdp.linear_model._defaults import USER_SCALE_DAMPING
+    from skdp._defaults.linear import USER_SCALE_DAMPING
 
     X1, y1 = _classification(n=400, seed=1)
     X2, y2 = _classification(n=400, seed=2, scale=7.0)
@@ -129,7 +129,7 @@ def test_damped_step_helps_small_data():
 
 
 def test_step_size_shrinks_with_noise_and_row_scale():
-    from skdp.linear_model import _defaults
+    from skdp._defaults import linear as _defaults
 
     base = auto_step_size(1.0, True, 0.0, 10, 100, "logistic")
     assert base == pytest.approx(_defaults.STEP_SCALE["classification"] / (0.25 * 2))
@@ -160,7 +160,7 @@ def test_logistic_auto_epochs_are_20_minibatch_and_1000_full_batch_rounds():
 
 
 def test_epochs_grow_with_epsilon_only_where_the_noise_is_small():
-    from skdp.linear_model._defaults import MAX_GROWN_EPOCHS, QUIET_NOISE, grown_epochs
+    from skdp._defaults.linear import MAX_GROWN_EPOCHS, QUIET_NOISE, grown_epochs
 
     assert grown_epochs(20, 1.0, 0.01) == 20
     assert grown_epochs(20, math.inf, 0.0) == MAX_GROWN_EPOCHS  # no noise: the limit
@@ -337,7 +337,7 @@ def test_scale_found_at_inner_quantiles_is_widened():
 def test_widening_helps_a_fit_whose_scale_was_found_at_inner_quantiles(monkeypatch):
     # Strong signal, targets far from 0: clipping them to their interquartile range biases
     # every prediction towards the centre (measured on CPS1988 wages: R^2 0.35 -> 0.44).
-    import skdp._public_scale as public_scale
+    import skdp._scale.public_scale as public_scale
 
     rng = np.random.default_rng(3)
     n = 4000
@@ -409,7 +409,7 @@ def test_the_search_is_noisy_at_finite_epsilon():
 def test_auto_batch_grows_with_the_number_of_parameters_on_small_data():
     # The noise on a mean gradient grows as sqrt(p) / batch: a linear model with many
     # parameters on small data gets at least PARAM_BATCH_FACTOR sqrt(p) rows per batch.
-    from skdp._base import PARAM_BATCH_FACTOR, resolve_batch_size
+    from skdp._fit.estimator import PARAM_BATCH_FACTOR, resolve_batch_size
 
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(1347, 64)), rng.integers(0, 10, size=1347)
@@ -591,7 +591,7 @@ def test_no_intercept_on_targets_away_from_zero_warns_from_the_released_range():
 
 
 def test_a_row_divisor_maps_coefficients_back_exactly():
-    from skdp._public_scale import PublicScale
+    from skdp._scale.public_scale import PublicScale
 
     rng = np.random.default_rng(0)
     X, coef, intercept = rng.normal(size=(50, 4)), rng.normal(size=(1, 4)), np.array([0.3])

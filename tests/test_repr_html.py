@@ -1,4 +1,5 @@
-"""Notebook views (skdp/_repr_html.py): privacy tables, budget bars, scikit-learn's fallback."""
+"""Notebook views (skdp/_utils/html.py and the budget and pipeline views): privacy tables,
+budget bars, scikit-learn's fallback."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from sklearn.compose import ColumnTransformer
 from sklearn.utils._repr_html.estimator import estimator_html_repr
 
 from skdp import PrivacyBudget
-from skdp._repr_html import MAX_LISTED_SPENDS, budget_html, privacy_html
+from skdp._utils.html import privacy_html
+from skdp.budget._html import MAX_LISTED_SPENDS, budget_html
 from skdp.linear_model import DPLogisticRegression, DPRidge
 from skdp.pipeline import make_private_pipeline
 from skdp.preprocessing import DPOneHotEncoder, DPStandardScaler

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .._progress import progress
+from .._utils.progress import progress
 from ..accounting import Calibration, PrivacyPlan, Sampling, StepGroup
 from ._device import FitRandomness
 from ._factored import (

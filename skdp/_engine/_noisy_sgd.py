@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .._progress import progress
+from .._utils.progress import progress
 from ..accounting import (
     Calibration,
     LastIterateCalibration,

@@ -9,7 +9,7 @@ from joblib import Parallel, delayed
 from sklearn.base import clone, is_classifier
 from sklearn.utils.validation import check_X_y
 
-from .._base import BaseDPEstimator, _neighboring_relation, planned_spend
+from .._fit.estimator import BaseDPEstimator, _neighboring_relation, planned_spend
 from ..accounting import NeighboringRelation
 from ..budget._context import _CURRENT
 from ._scores import canary_scores

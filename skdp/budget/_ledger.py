@@ -35,6 +35,7 @@ from ._composition import (
     state_to_payload,
 )
 from ._errors import BudgetExceededError, LedgerError
+from ._html import budget_html
 from ._records import LedgerTotals, Spend, SpendRecord
 from ._store import (
     CachedPart,
@@ -551,8 +552,6 @@ class PrivacyBudget:
         )
 
     def _repr_html_(self) -> str:  # Jupyter: a bar of spent vs total, and the spends
-        from .._repr_html import budget_html
-
         return budget_html(self)
 
     def __enter__(self) -> PrivacyBudget:

@@ -41,6 +41,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from .._version import __version__
 from ..accounting._plan import NeighboringRelation
 from ._errors import LedgerError
 
@@ -164,8 +165,6 @@ def transaction(conn: sqlite3.Connection, *, immediate: bool) -> Iterator[None]:
 def _meta_rows(
     epsilon: float, delta: float, relation: NeighboringRelation, orders: Sequence[float]
 ) -> dict[str, str]:
-    from .. import __version__  # late: skdp/__init__ imports this package
-
     return {
         "application": APPLICATION,
         "schema_version": str(SCHEMA_VERSION),

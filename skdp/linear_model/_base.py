@@ -9,21 +9,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._allocation import has_allocation
-from .._base import (
-    SCHEDULE_CONSTRAINTS,
-    BaseDPEstimator,
-    Features,
-    resolve_average,
-    resolve_batch_size,
-)
-from .._engine._glm import CLIP_SAFETY, GLMLoss, LinearModel, rescale_rows
-from .._engine._noisy_sgd import SGDSettings, steps_per_epoch
-from .._engine._optimizers import OPTIMIZER_NAMES, describe_optimizer, make_optimizer
-from .._engine._step_sizes import noise_damped_step
-from .._scale_free_fit import ScaleFreeFitMixin
-from ..accounting import ACCOUNTANTS, calibrate
-from ._defaults import (
+from .._defaults.linear import (
     USER_SCALE_DAMPING,
     auto_step_size,
     grown_epochs,
@@ -31,6 +17,20 @@ from ._defaults import (
     non_private_epochs,
     resolve_epochs,
 )
+from .._engine._glm import CLIP_SAFETY, GLMLoss, LinearModel, rescale_rows
+from .._engine._noisy_sgd import SGDSettings, steps_per_epoch
+from .._engine._optimizers import OPTIMIZER_NAMES, describe_optimizer, make_optimizer
+from .._engine._step_sizes import noise_damped_step
+from .._fit.allocation import has_allocation
+from .._fit.estimator import (
+    SCHEDULE_CONSTRAINTS,
+    BaseDPEstimator,
+    Features,
+    resolve_average,
+    resolve_batch_size,
+)
+from .._scale.fit import ScaleFreeFitMixin
+from ..accounting import ACCOUNTANTS, calibrate
 
 __all__ = ["BaseDPLinearModel", "LINEAR_ACCOUNTANTS"]
 

@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 
-from .._classes import LogitClassifierMixin, class_facts, encode_classes, output_loss
+from .._utils.classes import LogitClassifierMixin, class_facts, encode_classes, output_loss
 from ._base import BaseDPLinearModel
 
 __all__ = ["DPLogisticRegression"]

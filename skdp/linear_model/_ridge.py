@@ -9,7 +9,7 @@ from sklearn.base import RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 
 from .._engine._glm import GLMLoss
-from .._public_scale import range_scale
+from .._scale.public_scale import range_scale
 from ._base import BaseDPLinearModel
 from ._ssp import SSPBounds, fit_ssp
 

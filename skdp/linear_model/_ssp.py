@@ -15,9 +15,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._allocation import ModelAllocation, take_allocation
-from .._base import _PLAN_ONLY, PlannedSpend, _model_share
-from .._column_scales import warn_if_columns_unbalanced
 from .._engine._device import FitRandomness, resolve_device
 from .._engine._glm import rescale_rows
 from .._engine._optimizer_params import parse_optimizer_params
@@ -31,9 +28,12 @@ from .._engine._ssp import (
     run_ssp,
     sufficient_statistics,
 )
-from .._leaks import warn_if_preprocessed_without_dp
-from .._public_scale import search_needs
-from .._validation import check_privacy, warn_if_delta_large
+from .._fit.allocation import ModelAllocation, take_allocation
+from .._fit.column_scales import warn_if_columns_unbalanced
+from .._fit.estimator import _PLAN_ONLY, PlannedSpend, _model_share
+from .._fit.leaks import warn_if_preprocessed_without_dp
+from .._scale.public_scale import search_needs
+from .._utils.validation import check_privacy, warn_if_delta_large
 from ..accounting import Calibration
 from ..accounting._report import _fact_lines, guarantee_lines
 from ..accounting._ssp import SSPPlan, calibrate_ssp, ssp_sensitivities

@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.model_selection import ParameterGrid
 from sklearn.pipeline import Pipeline
 
-from .._base import BaseDPEstimator
+from .._fit.estimator import BaseDPEstimator
 from ..pipeline import NotPrivateError, PrivatePipeline
 from ..pipeline._layout import iter_dp_steps, layout_of
 

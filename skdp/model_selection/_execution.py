@@ -10,8 +10,8 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 
-from .._base import planned_spend
-from .._validation import PrivacyWarning
+from .._fit.estimator import planned_spend
+from .._utils.validation import PrivacyWarning
 from ..budget import _context as _budget_context
 from ..budget._records import with_extra_delta
 from ..pipeline import PrivatePipeline

@@ -21,9 +21,9 @@ from sklearn.utils.validation import (
     indexable,
 )
 
-from .._charging import resolve_budget
-from .._repr_html import PrivacyReprMixin
-from .._validation import check_privacy, warn_if_delta_large, warn_user
+from .._fit.charging import resolve_budget
+from .._utils.html import PrivacyReprMixin
+from .._utils.validation import check_privacy, warn_if_delta_large, warn_user
 from ..accounting import epsilon_of, make_accountant
 from ..budget import PrivacyBudget
 from ..pipeline._input_check import check_input_before_charging

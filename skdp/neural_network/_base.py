@@ -10,18 +10,18 @@ import numpy as np
 from scipy.special import expit
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._base import (
+from .._engine._losses import OutputLoss
+from .._engine._mlp import Activation, MLPModel
+from .._engine._noisy_sgd import SGDSettings
+from .._engine._optimizers import OPTIMIZER_NAMES, describe_optimizer
+from .._engine._step_sizes import noise_damped_step
+from .._fit.estimator import (
     SCHEDULE_CONSTRAINTS,
     BaseDPEstimator,
     Features,
     resolve_average,
     resolve_batch_size,
 )
-from .._engine._losses import OutputLoss
-from .._engine._mlp import Activation, MLPModel
-from .._engine._noisy_sgd import SGDSettings
-from .._engine._optimizers import OPTIMIZER_NAMES, describe_optimizer
-from .._engine._step_sizes import noise_damped_step
 from ..accounting import ACCOUNTANTS
 
 __all__ = ["BaseDPMLP"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 
-from .._classes import LogitClassifierMixin, class_facts, encode_classes, output_loss
+from .._utils.classes import LogitClassifierMixin, class_facts, encode_classes, output_loss
 from ._base import BaseDPMLP
 
 __all__ = ["DPMLPClassifier"]

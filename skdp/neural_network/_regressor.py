@@ -8,7 +8,7 @@ from sklearn.base import RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._engine._losses import OutputLoss
-from .._scale_free_fit import ScaleFreeFitMixin
+from .._scale.fit import ScaleFreeFitMixin
 from ._base import BaseDPMLP
 
 __all__ = ["DPMLPRegressor"]

@@ -20,7 +20,7 @@ from sklearn.base import clone
 from sklearn.compose import TransformedTargetRegressor
 from sklearn.pipeline import Pipeline
 
-from .._allocation import StepAllocation, attach_allocation
+from .._fit.allocation import StepAllocation, attach_allocation
 from ._layout import iter_dp_steps
 
 __all__ = ["check_input_before_charging"]

@@ -23,17 +23,13 @@ from dataclasses import dataclass
 from sklearn.compose import ColumnTransformer, TransformedTargetRegressor, make_column_selector
 from sklearn.feature_extraction import FeatureHasher
 from sklearn.feature_extraction.text import HashingVectorizer
-from sklearn.impute import MissingIndicator, SimpleImputer
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import (
-    FunctionTransformer,
     OneHotEncoder,
-    OrdinalEncoder,
-    PolynomialFeatures,
 )
-from sklearn.utils import get_tags
 
-from .._base import BaseDPEstimator
+from .._fit.estimator import BaseDPEstimator
+from .._fit.leaks import is_data_independent
 from ..preprocessing._base import BaseDPTransformer
 
 __all__ = ["DPStep", "PipelineLayout", "NotPrivateError", "layout_of", "iter_dp_steps"]
@@ -205,7 +201,7 @@ def _visit(step, path, final, input_is_sparse, transformers, models, free) -> No
         _visit(step.regressor, f"{path}__regressor", final, input_is_sparse, transformers,
                models, free)
         return
-    if _is_data_independent(step):
+    if is_data_independent(step):
         free.append(path)
         return
     name = type(step).__name__
@@ -271,51 +267,3 @@ def _may_output_data_dependent_sparse(step, input_is_sparse: bool) -> bool:
     if isinstance(step, Pipeline):
         return _may_output_data_dependent_sparse(step.steps[-1][1], input_is_sparse)
     return False
-
-
-def _is_data_independent(step) -> bool:
-    """Whether fitting ``step`` learns nothing from the data (checked from its parameters)."""
-    if isinstance(step, FunctionTransformer | PolynomialFeatures):
-        return True  # PolynomialFeatures' fit reads only the number of features
-    if isinstance(step, OneHotEncoder | OrdinalEncoder):
-        unknown_ok = (
-            step.handle_unknown != "error"
-            if isinstance(step, OneHotEncoder)
-            else step.handle_unknown == "use_encoded_value"
-        )
-        return (
-            not isinstance(step.categories, str)
-            and step.min_frequency is None
-            and step.max_categories is None
-            and unknown_ok
-        )
-    if isinstance(step, SimpleImputer):
-        return step.strategy == "constant" and step.keep_empty_features and not step.add_indicator
-    if isinstance(step, MissingIndicator):
-        return step.features == "all"
-    try:
-        return not get_tags(step).requires_fit
-    except Exception:  # not a scikit-learn estimator: unknown, so not trusted
-        return False
-
-
-def learned_without_dp(step, path: str) -> list[str]:
-    """The steps inside ``step`` that learn from the data without DP, as ``'path (Class)'``
-    (never raises; for the warning of :func:`skdp._leaks.warn_if_preprocessed_without_dp`)."""
-    if step is None or (isinstance(step, str) and step in ("passthrough", "drop")):
-        return []
-    if isinstance(step, BaseDPTransformer | BaseDPEstimator):
-        return []
-    if isinstance(step, Pipeline):
-        return [leak for name, sub in step.steps
-                for leak in learned_without_dp(sub, f"{path}__{name}" if path else name)]
-    if isinstance(step, ColumnTransformer):
-        parts = [*step.transformers, ("remainder", step.remainder, None)]
-        return [leak for name, sub, _ in parts
-                for leak in learned_without_dp(sub, f"{path}__{name}")]
-    if isinstance(step, FeatureUnion):
-        return [leak for name, sub in step.transformer_list
-                for leak in learned_without_dp(sub, f"{path}__{name}")]
-    if _is_data_independent(step):
-        return []
-    return [f"{path!r} ({type(step).__name__})"]

@@ -12,13 +12,15 @@ from sklearn.pipeline import Pipeline, _name_estimators
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
-from .._allocation import attach_allocation, detach_allocation
-from .._base import _PLAN_ONLY, PlannedSpend, planned_spend
-from .._charging import charge_budget, resolve_budget
-from .._repr_html import PrivacyReprMixin
-from .._validation import check_privacy, warn_if_delta_large
+from .._fit.allocation import attach_allocation, detach_allocation
+from .._fit.charging import charge_budget, resolve_budget
+from .._fit.estimator import _PLAN_ONLY, PlannedSpend, planned_spend
+from .._fit.leaks import AccountsEveryStep
+from .._utils.html import PrivacyReprMixin
+from .._utils.validation import check_privacy, warn_if_delta_large
 from ..accounting import Calibration
 from ..budget._records import with_extra_delta
+from ._html import pipeline_privacy_html
 from ._input_check import check_input_before_charging
 from ._layout import PipelineLayout, iter_dp_steps, layout_of
 from ._report import pipeline_report
@@ -27,7 +29,7 @@ from ._split import PipelinePlan, plan_pipeline
 __all__ = ["PrivatePipeline", "make_private_pipeline"]
 
 
-class PrivatePipeline(PrivacyReprMixin, Pipeline):
+class PrivatePipeline(PrivacyReprMixin, AccountsEveryStep, Pipeline):
     """A ``Pipeline`` whose whole fit, preprocessing and model, is differentially private
     within one privacy budget.
 
@@ -281,6 +283,9 @@ class PrivatePipeline(PrivacyReprMixin, Pipeline):
         }
         self._privacy_plan = plan
         self._privacy_free_steps = layout.free
+
+    def _privacy_html(self) -> str:
+        return pipeline_privacy_html(self)
 
     def privacy_report(self) -> str:
         """The guarantee of the whole fit, the split, and what each step learned.

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import dp_accounting
 
-from .._allocation import ModelAllocation, StepAllocation
+from .._fit.allocation import ModelAllocation, StepAllocation
 from ..accounting import Calibration, PrivacyPlan, Sampling, UnreachablePrivacyTarget
 from ..budget._records import events_delta
 from ..preprocessing._base import PARTITION_SELECTION_DELTA_SHARE, calibrate_gaussian

@@ -20,11 +20,11 @@ from dp_accounting.gaussian_mechanism import get_epsilon_gaussian, get_sigma_gau
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._allocation import AllocatedMixin, StepAllocation, take_allocation
-from .._charging import charge_budget, resolve_budget
 from .._engine._device import seed_sequence
-from .._repr_html import PrivacyReprMixin
-from .._validation import check_privacy, warn_if_delta_large
+from .._fit.allocation import AllocatedMixin, StepAllocation, take_allocation
+from .._fit.charging import charge_budget, resolve_budget
+from .._utils.html import PrivacyReprMixin
+from .._utils.validation import check_privacy, warn_if_delta_large
 from ..accounting import Calibration, PrivacyPlan, Sampling
 from ..accounting._accountants import pld_intervals
 from ..budget._records import events_delta, with_extra_delta

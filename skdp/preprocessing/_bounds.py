@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import PrivacyWarning, warn_user
+from .._utils.validation import PrivacyWarning, warn_user
 from ._mechanisms import (
     QUANTILE_PROBES,
     feasible_quantile_margin,

@@ -21,19 +21,20 @@ from sklearn.base import BaseEstimator
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ._allocation import AllocatedMixin, ModelAllocation, take_allocation
-from ._charging import charge_budget, resolve_budget
-from ._column_scales import warn_if_columns_unbalanced
-from ._engine._device import FitRandomness, resolve_device
-from ._engine._model import DPModel
-from ._engine._noisy_sgd import SGDSettings, TrainingData
-from ._engine._optimizers import is_full_batch_only, make_optimizer
-from ._engine._sparse import SparseRows
-from ._engine._step_sizes import LEARNING_RATE_SCHEDULES
-from ._leaks import warn_if_preprocessed_without_dp
-from ._repr_html import PrivacyReprMixin
-from ._validation import ACCEPT_SPARSE, check_privacy, explain_input_error, warn_if_delta_large
-from .accounting import (
+from .._engine._device import FitRandomness, resolve_device
+from .._engine._model import DPModel
+from .._engine._noisy_sgd import SGDSettings, TrainingData
+from .._engine._optimizers import is_full_batch_only, make_optimizer
+from .._engine._sparse import SparseRows
+from .._engine._step_sizes import LEARNING_RATE_SCHEDULES
+from .._utils.html import PrivacyReprMixin
+from .._utils.validation import (
+    ACCEPT_SPARSE,
+    check_privacy,
+    explain_input_error,
+    warn_if_delta_large,
+)
+from ..accounting import (
     Calibration,
     LastIterateCalibration,
     LastIterateRun,
@@ -42,8 +43,12 @@ from .accounting import (
     epsilon_of,
     privacy_statement,
 )
-from .accounting._schedules import NOISE_SCHEDULES
-from .budget import PrivacyBudget, RdpCurve
+from ..accounting._schedules import NOISE_SCHEDULES
+from ..budget import PrivacyBudget, RdpCurve
+from .allocation import AllocatedMixin, ModelAllocation, take_allocation
+from .charging import charge_budget, resolve_budget
+from .column_scales import warn_if_columns_unbalanced
+from .leaks import warn_if_preprocessed_without_dp
 
 __all__ = [
     "BaseDPEstimator",

@@ -8,8 +8,9 @@ import dataclasses
 
 import numpy as np
 
-from ._engine._device import seed_sequence
-from ._public_scale import (
+from .._engine._device import seed_sequence
+from .._utils.validation import PrivacyWarning, warn_user
+from .public_scale import (
     ROW_QUANTILE,
     PublicScale,
     _feasible,
@@ -21,7 +22,6 @@ from ._public_scale import (
     scale_noise_multiplier,
     search_needs,
 )
-from ._validation import PrivacyWarning, warn_user
 
 __all__ = ["ScaleFreeFitMixin"]
 

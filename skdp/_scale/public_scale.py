@@ -27,17 +27,17 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import ndtri
 
-from ._engine._glm import rescale_rows
-from ._engine._sparse import canonical_csr, csr_row_norms
-from ._validation import PrivacyWarning, warn_user
-from .preprocessing._base import calibrate_gaussian
-from .preprocessing._bounds import (
+from .._engine._glm import rescale_rows
+from .._engine._sparse import canonical_csr, csr_row_norms
+from .._utils.validation import PrivacyWarning, warn_user
+from ..preprocessing._base import calibrate_gaussian
+from ..preprocessing._bounds import (
     _LAST_FEASIBLE_TAIL,
     plan_quantiles,
     quartile_rows,
     search_quantiles,
 )
-from .preprocessing._mechanisms import (
+from ..preprocessing._mechanisms import (
     QUANTILE_PROBES,
     feasible_quantile_margin,
     quantile_probe_sensitivity,

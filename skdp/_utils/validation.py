@@ -61,7 +61,7 @@ def check_privacy(privacy) -> tuple[float, float]:
 
 # Frames in these packages are skipped when a warning is attributed to the user's code.
 _INTERNAL_DIRS = (
-    str(Path(__file__).resolve().parent),
+    str(Path(__file__).resolve().parent.parent),  # skdp/
     str(Path(sklearn.__file__).resolve().parent),
     str(Path(joblib.__file__).resolve().parent),  # a Pipeline fits its steps through joblib
 )

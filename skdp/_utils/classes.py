@@ -6,7 +6,7 @@ import numpy as np
 from scipy.special import expit, log_expit, log_softmax, softmax
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 
-from ._engine._losses import OutputLoss
+from .._engine._losses import OutputLoss
 
 __all__ = ["encode_classes", "class_facts", "output_loss", "LogitClassifierMixin"]
 

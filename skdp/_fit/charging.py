@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .accounting import NeighboringRelation
-from .budget import BudgetExceededError, PrivacyBudget, current_budget
+from ..accounting import NeighboringRelation
+from ..budget import BudgetExceededError, PrivacyBudget, current_budget
 
 __all__ = ["resolve_budget", "charge_budget"]
 

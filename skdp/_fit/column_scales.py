@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from ._validation import warn_user
+from .._utils.validation import warn_user
 
 __all__ = ["UNBALANCED_RATIO", "column_scales", "warn_if_columns_unbalanced"]
 

@@ -9,7 +9,7 @@ moving average of ``g~``, and ``b_i = sqrt(s_i / gamma) sqrt(sum_j s_j)`` (Theor
 that minimises the noise for a target clipping rate) from a moving estimate ``s_i`` of the
 per-coordinate standard deviation of one example's gradient.
 
-This follows the corrected reading of ``shared/specs/adaclip.md`` (§1.6): one noise draw on the
+This follows the corrected reading of ``docs/specs/adaclip.md`` (§1.6): one noise draw on the
 sum, the batch-size-corrected variance estimate ``z = B (g~ - a)^2 - (b sigma)^2 / B``, the
 pre-update mean in it, ``b_i`` proportional to ``sqrt(s_i)``. It is *not* Opacus'
 ``AdaClipDPOptimizer`` (Andrew et al.'s quantile clipping, which spends budget on clipping

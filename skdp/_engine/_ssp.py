@@ -1,6 +1,6 @@
 """AdaSSP: ridge regression from noisy sufficient statistics (Wang, UAI 2018).
 
-The mechanism of ``optimizer='ssp'`` (``shared/specs/adassp.md`` §5): clip the rows, append the
+The mechanism of ``optimizer='ssp'`` (``docs/specs/adassp.md`` §5): clip the rows, append the
 intercept column, form ``S = X^T X`` and ``b = X^T Y`` in float64, release a noisy lower estimate
 of ``lambda_min(S)``, ``S`` with symmetric Gaussian noise and ``b`` with Gaussian noise, choose
 the ridge ``lambda = max(0, eta - lambda~)`` that keeps the noisy system positive definite

@@ -4,7 +4,7 @@ gradients only ('adagrad_norm').
 A fixed schedule is a public function of the step index, so ADP-SGD can shape its noise to it
 before training. AdaGrad-norm's accumulator reads the *released* noisy gradients, so using it
 is post-processing and costs no privacy (Wu et al. feed it raw gradients, which their proof
-does not cover; see ``shared/specs/adp_sgd.md`` §1.6).
+does not cover; see ``docs/specs/adp_sgd.md`` §1.6).
 """
 
 from __future__ import annotations

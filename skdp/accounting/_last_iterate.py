@@ -2,7 +2,7 @@
 
 Altschuler & Talwar (2022), "Privacy of Noisy Stochastic Gradient Descent: More Iterations
 without More Privacy Loss" (AT22; implementer's notes in
-``shared/specs/noisy_sgd_last_iterate_privacy.md``) show that when only the *last* iterate of
+``docs/specs/noisy_sgd_last_iterate_privacy.md``) show that when only the *last* iterate of
 projected noisy SGD on convex, smooth losses is released, its Renyi DP stops growing with the
 number of steps after a burn-in of about ``D n / (L eta)`` steps. This module evaluates their
 non-asymptotic bounds, eq. (B.2) (convex), (B.3) (strongly convex) and (B.1) (full batch), takes

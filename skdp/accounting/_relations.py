@@ -5,7 +5,7 @@ Laplace event's ``noise_multiplier`` is the noise scale divided by ``C``, the bo
 record's contribution* (``||v_i|| <= C``). Replacing a record moves the released sum by up to
 ``2C``, so under replace-one such a mechanism is the same mechanism with twice the sensitivity.
 ``dp_accounting`` 0.6.0's PLD accountant reads events this way (REPLACE adjacency: shifts of
-``+C`` and ``-C``, see ``/shared/specs/adassp.md`` §4.3), but its RDP accountant ignores the
+``+C`` and ``-C``, see ``/docs/specs/adassp.md`` §4.3), but its RDP accountant ignores the
 relation for Gaussian and Laplace events and uses ``C`` itself: on ``GaussianDpEvent(2.0)`` at
 delta 1e-5 it reports 2.166 where the PLD reports 4.377. The minimum of the two is only sound
 when both read an event the same way, so :func:`rdp_equivalent` rewrites an event into the

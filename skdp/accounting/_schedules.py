@@ -3,7 +3,7 @@
 A schedule fixes only the *shape* of the noise, a positive relative level per step; the scale
 is set by the accountant so that the whole run spends exactly the budget (Hong, Wang & Zhou's
 normalisation, done with the real accountant instead of their zCDP sum; see
-``shared/specs/noise_schedules.md``). Everything here is a function of public hyperparameters
+``docs/specs/noise_schedules.md``). Everything here is a function of public hyperparameters
 only (number of steps, steps per epoch, the schedule's name and its decay), never of the data.
 
 Shapes are quantised down to a few levels before accounting: the run then *uses* the quantised

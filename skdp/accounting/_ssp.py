@@ -1,6 +1,6 @@
 """Accounting of sufficient-statistics perturbation (AdaSSP): three Gaussian releases.
 
-AdaSSP (Wang, UAI 2018; ``shared/specs/adassp.md``) reads the data once and releases three
+AdaSSP (Wang, UAI 2018; ``docs/specs/adassp.md``) reads the data once and releases three
 statistics of the clipped rows through Gaussian mechanisms: the smallest eigenvalue of
 ``X^T X``, ``X^T X`` itself and ``X^T y``. Nothing is sampled, so the fit is
 ``ComposedDpEvent([GaussianDpEvent(m_lambda), GaussianDpEvent(m_gram), GaussianDpEvent(m_cross)])``

@@ -213,7 +213,7 @@ default='constant'
     advance, and verbose output shows only released noisy gradients.
 
     ``accountant='last_iterate'`` (Altschuler & Talwar 2022, eq. B.2/B.3; implementer's notes
-    in ``shared/specs/noisy_sgd_last_iterate_privacy.md``) needs every per-example loss to be
+    in ``docs/specs/noisy_sgd_last_iterate_privacy.md``) needs every per-example loss to be
     convex and ``M``-smooth for every possible row, with gradients bounded by ``L``, and
     ``eta0 <= 2 / M`` so that every per-example step is a contraction. Here:
 

@@ -232,7 +232,7 @@ default='constant'
     The number of rows ``n`` is treated as public, as in every DP-SGD library.
 
     ``accountant='last_iterate'`` (Altschuler & Talwar 2022, eq. B.2/B.3; implementer's notes
-    in ``shared/specs/noisy_sgd_last_iterate_privacy.md``) needs every per-example loss to be
+    in ``docs/specs/noisy_sgd_last_iterate_privacy.md``) needs every per-example loss to be
     convex and ``M``-smooth for every possible row, with gradients bounded by ``L``, and
     ``eta0 <= 2 / M`` so that every per-example step is a contraction. Here:
 
@@ -255,7 +255,7 @@ default='constant'
     event describes this bound), and a ``budget`` must have been created with
     ``neighboring_relation='replace_one'``.
 
-    ``optimizer='ssp'`` (AdaSSP; ``shared/specs/adassp.md``): rows of ``X`` are clipped to
+    ``optimizer='ssp'`` (AdaSSP; ``docs/specs/adassp.md``): rows of ``X`` are clipped to
     ``B_x = max_row_norm`` and ``y`` to ``B_y = target_bound``; with ``fit_intercept`` a
     constant column ``c = B_x`` is appended (rows then have norm at most ``sqrt(2) B_x``) and
     its coefficient is not penalised by ``alpha``. Three Gaussian releases (add/remove

@@ -1,6 +1,6 @@
 """Splitting one privacy budget among a pipeline's DP steps, before any data is read.
 
-The rule (``shared/specs/dp_preprocessing.md`` §6), public and the same for every data set:
+The rule (``docs/specs/dp_preprocessing.md`` §6), public and the same for every data set:
 
 1. Partition selection (``DPOneHotEncoder(categories='auto')``, ``DPSimpleImputer(strategy=
    'most_frequent')``) needs a (0, p) part: ``p = 0.1 delta`` in all, split equally among the

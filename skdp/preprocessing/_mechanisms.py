@@ -2,7 +2,7 @@
 
 Each function takes the private values and a noise scale fixed in advance from public inputs,
 and returns only noisy (released) values. They are Gaussian mechanisms with the L2
-sensitivities below, under add/remove-one-row neighbouring (``shared/specs/dp_preprocessing.md``
+sensitivities below, under add/remove-one-row neighbouring (``docs/specs/dp_preprocessing.md``
 §1-§4), so any number of them composes exactly into one Gaussian mechanism (Gaussian DP:
 ``mu^2`` adds up). Partition selection (:func:`thresholded_key_counts`) adds a (0, p) part
 that the callers carry as an extra delta.

@@ -27,11 +27,11 @@ from skdp.accounting import (
     last_iterate_guarantee,
     last_iterate_rdp,
 )
-from skdp.accounting._last_iterate import (
-    DEFAULT_ORDERS,
-    composition_rdp,
-    sampled_gaussian_rdp,
+from skdp.accounting._gaussian_rdp import (
+    sampled_gaussian_rdp_over_ratios as sampled_gaussian_rdp,
 )
+from skdp.accounting._last_iterate import composition_rdp
+from skdp.accounting._rdp_orders import DEFAULT_ORDERS
 
 DELTA = 1e-5
 SPEC_ORDERS = tuple(range(2, 65)) + (80, 96, 128, 192, 256, 512, 1024)

@@ -6,13 +6,14 @@ DpEvents and calibrates the noise scale.
 
 from ._accountants import ACCOUNTANTS, epsilon_of, make_accountant
 from ._calibration import Calibration, UnreachablePrivacyTarget, calibrate
-from ._last_iterate import LastIterateRun, check_last_iterate_conditions, last_iterate_rdp
+from ._last_iterate_bounds import last_iterate_rdp
 from ._last_iterate_calibration import (
     LastIterateCalibration,
     LastIterateGuarantee,
     calibrate_last_iterate,
     last_iterate_guarantee,
 )
+from ._last_iterate_run import LastIterateRun, check_last_iterate_conditions
 from ._plan import NeighboringRelation, PrivacyPlan, Sampling, StepGroup
 from ._report import privacy_statement
 

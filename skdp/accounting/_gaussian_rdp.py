@@ -13,6 +13,10 @@ RDP value is a privacy bound). A fractional series that has not stopped within
 ``dp_accounting``'s 1000 terms is ``inf``, with its warning, as there. What this path does not
 reproduce (an order ``<= 1`` or NaN, an integer order above ``2**16``, a non-finite term, a noise
 multiplier whose square over- or underflows) is handed to ``dp_accounting``'s scalar code.
+
+:func:`sampled_gaussian_rdp_over_ratios` computes the same RDP at one integer order for many
+noise multipliers, with full relative precision where it is tiny rather than dp_accounting's
+floats: the last-iterate bound's search over noise splits needs that (see its docstring).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from dp_accounting.privacy_accountant import NeighboringRelation as _DpRelation
 from dp_accounting.rdp import rdp_privacy_accountant as _rdp
 from scipy import special
 
-__all__ = ["poisson_gaussian_rdp", "VectorisedRdpAccountant"]
+__all__ = ["poisson_gaussian_rdp", "sampled_gaussian_rdp_over_ratios", "VectorisedRdpAccountant"]
 
 # dp_accounting gives up on a fractional order's series after this many terms (returning inf
 # with a warning); past it we let dp_accounting do exactly that.
@@ -50,6 +54,11 @@ def poisson_gaussian_rdp(
     q: float, noise_multiplier: float, orders: Sequence[float] | np.ndarray
 ) -> np.ndarray:
     """RDP of the Poisson-subsampled Gaussian mechanism at every order.
+
+    Vectorised over orders at one noise multiplier, and bit for bit dp_accounting's floats (what
+    the accountants and the ledger need: their RDP equals dp_accounting's).
+    :func:`sampled_gaussian_rdp_over_ratios` computes the same quantity over noise ratios at one
+    integer order, more precisely where it is tiny, for the last-iterate bound.
 
     Equal to ``dp_accounting``'s ``_compute_rdp_poisson_subsampled_gaussian(q,
     noise_multiplier, orders)`` (what ``RdpAccountant`` adds up for a
@@ -218,6 +227,75 @@ def _fractional_orders(q: float, sigma: float, two_var: float, orders: np.ndarra
             values[running] = np.inf
             break
     return values
+
+
+def _log_expm1(x: np.ndarray) -> np.ndarray:
+    """``log(exp(x) - 1)`` for ``x >= 0``, without overflow or cancellation."""
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        big = x > 30.0
+        return np.where(big, x + np.log1p(-np.exp(-np.where(big, x, 30.0))), np.log(np.expm1(x)))
+
+
+def sampled_gaussian_rdp_over_ratios(
+    q: float, ratio: float | np.ndarray, alpha: int
+) -> np.ndarray:
+    """RDP of one sampled Gaussian step at an integer order, vectorised over noise ratios.
+
+    The same quantity as :func:`poisson_gaussian_rdp` (at one integer order), kept apart on
+    purpose for the last-iterate bound's search over noise splits: it takes many noise ratios at
+    one order (that search runs about 7 times slower with one :func:`poisson_gaussian_rdp` call per
+    ratio), and it adds up ``A_alpha - 1``, not ``A_alpha``, so it keeps full relative precision
+    where the RDP is tiny (at ``q = 1e-4``, ratio 100, order 2, about ``2e-15`` relative error
+    against ``4e-9`` for dp_accounting's floats). Its values are therefore not dp_accounting's
+    bit for bit.
+
+    ``S_alpha(q, ratio) = log(A_alpha) / (alpha - 1)`` with
+    ``A_alpha = E_{x ~ N(0, ratio^2)}[(1 - q + q exp((2x - 1) / (2 ratio^2)))^alpha]``: the
+    divergence of the mixture ``(1-q) N(0, ratio^2) + q N(1, ratio^2)`` from ``N(0, ratio^2)``.
+    This is the standard direction of Mironov, Talwar & Zhang (2019), the number dp_accounting
+    computes for a Poisson-sampled Gaussian, and the larger of the two directions; AT22's
+    Definition 2.10 prints the other, smaller direction, which gives invalid bounds (spec 7.1).
+
+    For integer orders the binomial expansion is exact:
+    ``A_alpha - 1 = sum_{k>=2} C(alpha, k) q^k (1-q)^(alpha-k) (exp((k^2 - k) / (2 ratio^2)) - 1)``;
+    summing the ``- 1`` parts analytically keeps full relative precision when ``S`` is tiny.
+
+    Parameters
+    ----------
+    q : float
+        Sampling probability in [0, 1].
+    ratio : float or ndarray
+        Noise standard deviation over the shift of the sampled component (``z / 2`` for a
+        replace-one step with noise multiplier ``z``).
+    alpha : int
+        RDP order, an integer >= 2.
+
+    Returns
+    -------
+    ndarray
+        ``S_alpha(q, ratio)`` with the shape of ``ratio`` (``inf`` where ``ratio == 0``).
+    """
+    ratio = np.asarray(ratio, dtype=float)
+    alpha = int(alpha)
+    if alpha < 2:
+        raise ValueError(f"integer orders >= 2 only, got {alpha}")
+    with np.errstate(divide="ignore"):
+        inv = 1.0 / (2.0 * ratio**2)
+    if q <= 0.0:
+        return np.zeros_like(ratio)
+    if q >= 1.0:
+        return alpha * inv
+    k = np.arange(2, alpha + 1, dtype=float)
+    log_pmf = (
+        special.gammaln(alpha + 1)
+        - special.gammaln(k + 1)
+        - special.gammaln(alpha - k + 1)
+        + k * math.log(q)
+        + (alpha - k) * math.log1p(-q)
+    )
+    exponent = np.multiply.outer(inv, k * k - k)  # shape ratio.shape + (alpha - 1,)
+    log_a_minus_1 = special.logsumexp(log_pmf + _log_expm1(exponent), axis=-1)
+    return np.logaddexp(0.0, log_a_minus_1) / (alpha - 1)
 
 
 class VectorisedRdpAccountant(_rdp.RdpAccountant):

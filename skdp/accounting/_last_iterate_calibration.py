@@ -24,8 +24,11 @@ from ._calibration import (
     _find_sigma,
     _initial_guess,
 )
-from ._last_iterate import LastIterateRun, _as_orders, composition_rdp, last_iterate_rdp
+from ._last_iterate import composition_rdp
+from ._last_iterate_bounds import last_iterate_rdp
+from ._last_iterate_run import LastIterateRun
 from ._plan import NeighboringRelation, PrivacyPlan, Sampling
+from ._rdp_orders import as_orders as _as_orders
 
 __all__ = [
     "LastIterateCalibration",

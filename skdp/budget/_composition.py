@@ -57,6 +57,7 @@ from ..accounting._accountants import (
 from ..accounting._connect_dots import compose as compose_plds
 from ..accounting._gaussian_rdp import VectorisedRdpAccountant
 from ..accounting._plan import NeighboringRelation
+from ..accounting._rdp_orders import DEFAULT_ORDERS
 from ..accounting._relations import rdp_equivalent
 from ._codec import encode_spend
 from ._pld import epsilon_for_delta, pld_from_payload, pld_to_payload
@@ -79,12 +80,6 @@ __all__ = [
     "pld_interval_for",
     "curve_on_orders",
 ]
-
-#: RDP orders of a new ledger: dp_accounting's defaults. A ledger stores its orders, so that a
-#: later change of the defaults cannot change how its past spends compose.
-DEFAULT_ORDERS: tuple[float, ...] = tuple(
-    float(a) for a in rdp_privacy_accountant.DEFAULT_RDP_ORDERS
-)
 
 _MIN_INTERVAL_LOG2 = -20  # 2**-20 ~ 1e-6, the finest interval pld_intervals ever asks for
 _INTERVAL_FLOOR = 1e-3  # the interval is never finer than for a total of budget / 1000

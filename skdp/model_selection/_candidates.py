@@ -16,7 +16,10 @@ from .._fit.estimator import BaseDPEstimator
 from ..pipeline import NotPrivateError, PrivatePipeline
 from ..pipeline._layout import iter_dp_steps, layout_of
 
-__all__ = ["MANAGED_PARAMS", "SearchTarget", "check_space", "sample_candidate", "search_target"]
+__all__ = [
+    "MANAGED_PARAMS", "SearchSpace", "SearchTarget", "check_data_independent", "check_space",
+    "search_target", "support",
+]
 
 # Set by the search on every trial and refit; not searchable.
 MANAGED_PARAMS = ("privacy", "budget", "random_state", "accountant", "classes", "verbose")
@@ -76,14 +79,37 @@ def support(space: list[dict[str, list]]) -> list[dict]:
     return list(ParameterGrid(space))
 
 
-def sample_candidate(space: list[dict[str, list]], rng: np.random.Generator,
-                     grid: list[dict] | None) -> dict:
-    """One candidate drawn with public coins: uniformly from ``grid`` if given (grid search),
-    else a dict of ``space`` uniformly, then each parameter uniformly from its list."""
-    if grid is not None:
-        return dict(grid[int(rng.integers(len(grid)))])
-    chosen = space[int(rng.integers(len(space)))]
-    return {key: values[int(rng.integers(len(values)))] for key, values in sorted(chosen.items())}
+@dataclass(frozen=True)
+class SearchSpace:
+    """A checked parameter space and every candidate in it (``candidates``, in grid order).
+
+    The draws use public coins only; the plan bounds every trial by the worst of
+    ``candidates``, so a draw may return any of them and nothing else.
+    """
+
+    grids: list[dict[str, list]]
+    candidates: list[dict]
+
+    @classmethod
+    def checked(cls, space, name: str, estimator) -> SearchSpace:
+        """``space`` (the search's ``name`` parameter) checked against ``estimator``."""
+        grids = check_space(space, name, estimator)
+        return cls(grids, support(grids))
+
+    def every_candidate(self) -> list[dict]:
+        """Every candidate once, in grid order (copies: a trial never edits the space)."""
+        return [dict(c) for c in self.candidates]
+
+    def draw_point(self, rng: np.random.Generator) -> dict:
+        """One candidate drawn uniformly from the grid's points."""
+        return dict(self.candidates[int(rng.integers(len(self.candidates)))])
+
+    def draw_by_parameter(self, rng: np.random.Generator) -> dict:
+        """One candidate drawn as ``RandomizedSearchCV`` draws from lists: a dict of the space
+        uniformly, then each parameter (in sorted order) uniformly from its list."""
+        chosen = self.grids[int(rng.integers(len(self.grids)))]
+        return {key: values[int(rng.integers(len(values)))]
+                for key, values in sorted(chosen.items())}
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ Auditing a claim: canary scores and an empirical lower bound
 An audit *measures* a lower bound on epsilon: it trains many models with and without a canary
 row and tests, from each released model alone, whether the canary was in. If the test succeeds
 more often than (epsilon, delta)-DP allows, the claim is refuted, whatever the proof says. It can
-refute a claim, never prove one (:doc:`/audit`).
+refute a claim, never prove one (:doc:`/user_guide/audit`).
 
 We audit :class:`~skdp.linear_model.DPLogisticRegression` at two claimed epsilons on small
 synthetic data (the auditor's own data, never private data), and plot the canary's score under

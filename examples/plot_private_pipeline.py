@@ -7,7 +7,7 @@ scikit-learn's ``StandardScaler``, ``OneHotEncoder`` and ``SimpleImputer`` learn
 variances and the categories present from the rows, outside any accounting.
 :func:`~skdp.pipeline.make_private_pipeline` with skdp's DP transformers learns every one of
 those statistics under differential privacy, inside *one* budget with the model, and its report
-covers everything the fitted pipeline releases (:doc:`/preprocessing`).
+covers everything the fitted pipeline releases (:doc:`/user_guide/preprocessing`).
 """
 
 # %%

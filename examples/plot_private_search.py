@@ -5,7 +5,8 @@ Private hyperparameter search against untuned choices
 Choosing the best of several fits by a score computed on private data leaks too, so tuning
 must be paid for. :class:`~skdp.model_selection.DPRandomizedSearchCV` spends *one* total
 budget on a random, hidden number of DP trials (each a DP fit and a noisy validation score),
-the selection and the refit of the winner (Papernot & Steinke's bound; see :doc:`/search`).
+the selection and the refit of the winner (Papernot & Steinke's bound; see
+:doc:`/user_guide/private_search`).
 
 We compare, at the same total epsilon on Adult:
 

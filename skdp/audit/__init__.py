@@ -5,7 +5,7 @@ audit estimates a *lower* bound by experiment: it inserts canary rows, trains, a
 the released model whether each canary was in the training data. If the tests succeed more
 often than (epsilon, delta)-DP allows, the guarantee is wrong, whatever the proof says. A
 lower bound below the claim is evidence of nothing more than that this test did not find a
-violation; it does not prove the claim. See ``docs/audit.md``.
+violation; it does not prove the claim. See ``docs/user_guide/audit.md``.
 
 - :func:`audit_multi_run`: many fits with and without one canary (Clopper-Pearson intervals).
 - :func:`audit_one_run`: one fit with many canaries (Steinke, Nasr & Jagielski 2023).

@@ -3,7 +3,7 @@
 :class:`DPRandomizedSearchCV` and :class:`DPGridSearchCV` run a random number of trials (each a
 DP fit plus a noisy validation score), release only the best one, and account the whole search,
 selection and refit included, with the repeat-and-select bound of Papernot & Steinke (2022).
-See ``docs/search.md``.
+See ``docs/user_guide/private_search.md``.
 """
 
 from ._search import DPGridSearchCV, DPRandomizedSearchCV

@@ -53,7 +53,7 @@ class DPMLPRegressor(ScaleFreeFitMixin, RegressorMixin, BaseDPMLP):
         Hyperparameters of the chosen optimizer. ``'adaclip'``: ``gamma`` (0.25), ``beta1``
         (0.99), ``beta2`` (0.9), ``variance_floor`` (1e-6), ``variance_cap`` (1.0).
         ``'diff2'``: ``restart_period`` (10), ``budget_split`` (0.8), ``diff_clip`` (1.0),
-        ``n_clients`` (1); ``docs/optimizers.md`` explains them. The other optimizers take
+        ``n_clients`` (1); see ``docs/user_guide/optimizers.md``. The other optimizers take
         none.
     max_grad_norm : float, default=1.0
         Per-example gradient clipping bound (the L2 sensitivity of each noisy sum).

@@ -30,8 +30,9 @@ sphinx_gallery_conf = {
     "reset_modules": ("matplotlib",),
     "show_memory": False,
     "plot_gallery": "True",
-    "backreferences_dir": None,
-    "doc_module": (),
+    # The API pages' "Gallery examples using ..." (minigallery in templates/autosummary/class.rst).
+    "backreferences_dir": "api/generated/backreferences",
+    "doc_module": ("skdp",),
     "inspect_global_variables": False,
     "first_notebook_cell": None,
     "default_thumb_file": None,

@@ -78,7 +78,10 @@ default_role = "literal"
 # -- autodoc / autosummary / numpydoc ------------------------------------------------------
 autosummary_generate = True
 autosummary_imported_members = True
-autodoc_default_options = {"members": True, "inherited-members": False}
+# Class pages list every public method, inherited ones included (templates/autosummary/class.rst
+# asks for :inherited-members:; a default here would override it, so none is set).
+# _skip_member below leaves out what Python itself defines (str, tuple, Exception, Enum).
+autodoc_default_options = {"members": True}
 autodoc_typehints = "none"  # numpydoc's Parameters section is the reference
 autoclass_content = "class"
 numpydoc_show_class_members = False
@@ -94,13 +97,19 @@ numpydoc_xref_ignore = {
     "n_classes",
 }
 if not ONLINE:
-    # numpydoc's default aliases point at labels and glossary terms of the Python and NumPy
-    # docs, which only exist with intersphinx; offline they become plain (unresolved) names.
+    # numpydoc's default aliases point into the Python and NumPy docs (``:class:`python:float```),
+    # which only resolve with intersphinx; offline they would render as "python:float". Map
+    # each to itself, so that a type reads as written: "tuple of (float, float)".
     from numpydoc.xref import DEFAULT_LINKS
 
-    numpydoc_xref_aliases = {
-        key: key for key, value in DEFAULT_LINKS.items() if value.startswith((":ref:", ":term:"))
-    }
+    numpydoc_xref_aliases = {key: key for key in DEFAULT_LINKS}
+else:
+    numpydoc_xref_aliases = {}
+# skdp's own names as its docstrings write them.
+numpydoc_xref_aliases |= {
+    "PrivacyBudget": "skdp.budget.PrivacyBudget",
+    "skdp.PrivacyBudget": "skdp.budget.PrivacyBudget",
+}
 numpydoc_validation_checks: set[str] = set()
 
 # -- MyST (the Markdown pages) -------------------------------------------------------------
@@ -125,6 +134,8 @@ html_theme_options = {
     "secondary_sidebar_items": ["page-toc", "sg_download_links", "sg_launcher_links"],
 }
 html_sidebars = {"index": []}
+# "On this page" of an API page lists its methods as "fit()", not "DPRidge.fit()".
+toc_object_entries_show_parents = "hide"
 html_show_sourcelink = False
 
 
@@ -154,10 +165,38 @@ def _check_api_page(app):
 
 
 def _skip_member(app, what, name, obj, skip, options):
-    # scikit-learn's generated metadata-routing setters are documented by scikit-learn.
-    if name.startswith("set_") and name.endswith("_request"):
+    # Members that Python defines for every str, tuple, exception or enum (``upper``,
+    # ``count``, ``with_traceback``, ...) are not skdp's API; scikit-learn's public methods
+    # (``get_params``, ``score``, ``set_output``, the metadata-routing ``set_*_request``) are,
+    # and are listed as scikit-learn's own pages list them.
+    import inspect
+
+    owner = getattr(obj, "__objclass__", obj)
+    if inspect.isbuiltin(obj) or getattr(owner, "__module__", None) in ("builtins", "enum"):
         return True
     return None
+
+
+def _public_bases(app, name, obj, options, bases):
+    # "Bases:" names public classes only, not skdp's private mixins (failing any, the first
+    # public class up the inheritance chain: TransformerMixin for a DP transformer).
+    def public(cls):
+        return not any(part.startswith("_") for part in cls.__module__.split("."))
+
+    bases[:] = [base for base in bases if public(base)] or [
+        next(cls for cls in obj.__mro__[1:] if public(cls))
+    ]
+
+
+def _offline_roles(app, what, name, obj, options, lines):
+    # scikit-learn's inherited docstrings link to its glossary and user guide
+    # (:term:`fit`, :ref:`User Guide <metadata_routing>`); without intersphinx those targets
+    # do not exist here, so they become plain text.
+    import re
+
+    for i, line in enumerate(lines):
+        line = re.sub(r":(?:term|ref):`([^`<]*?)\s*<[^`>]*>`", r"\1", line)
+        lines[i] = re.sub(r":(?:term|ref):`([^`]*)`", r"``\1``", line)
 
 
 def _escape_shape_names(app, what, name, obj, options, lines):
@@ -170,7 +209,36 @@ def _escape_shape_names(app, what, name, obj, options, lines):
             lines[i] = re.sub(r"(?<=[(\s,])(\w+?)_(?=[,)])", r"\1\\_", line)
 
 
+def _plain_unresolved_types(app, env, node, contnode):
+    # A name in a parameter's type that links nowhere ("None", "iterable", "n_targets",
+    # "dp_accounting.DpEvent" offline) reads as plain text, as written, not as a code box.
+    from docutils import nodes
+
+    parent = node.parent
+    while parent is not None and not isinstance(parent, nodes.classifier):
+        parent = parent.parent
+    return nodes.Text(contnode.astext()) if parent is not None else None
+
+
+def _breakable_titles(app, pagename, templatename, context, doctree):
+    # Dotted API titles may break after each dot (see _static/skdp.css).
+    import re
+
+    def add_breaks(match):
+        return match.group(1) + match.group(2).replace(".", ".<wbr>") + match.group(3)
+
+    if context.get("body"):
+        context["body"] = re.sub(
+            r"(<h1>)([\w.\\]+)(<a class=\"headerlink\")", add_breaks, context["body"], count=1
+        )
+
+
 def setup(app):
     app.connect("autodoc-process-docstring", _escape_shape_names, priority=100)
     app.connect("builder-inited", _check_api_page)
     app.connect("autodoc-skip-member", _skip_member)
+    app.connect("autodoc-process-bases", _public_bases)
+    app.connect("missing-reference", _plain_unresolved_types, priority=900)
+    app.connect("html-page-context", _breakable_titles)
+    if not ONLINE:
+        app.connect("autodoc-process-docstring", _offline_roles)

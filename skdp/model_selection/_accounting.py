@@ -285,20 +285,6 @@ def calibrate_search(
     The returned total epsilon is checked to be at most ``epsilon``.
     """
 
-    def evaluate(trial_epsilon: float) -> SearchCalibration | None:
-        try:
-            events = events_at(trial_epsilon)
-        except (ValueError, RuntimeError):  # a candidate cannot be calibrated to this target
-            return None
-        sigma = gaussian_noise_for(score_epsilon_ratio * trial_epsilon, delta)
-        try:
-            spend, curve = search_spend(events, sigma, trials)
-        except SearchTooExpensive:  # extra deltas adding up to 1 or more: no guarantee here
-            return None
-        extra = search_extra_delta(events, trials)
-        total = search_epsilon(curve, delta, extra, additive=trials is not None)
-        return SearchCalibration(trial_epsilon, delta, sigma, spend, total, extra)
-
     # log(total) is close to linear in log(per-trial epsilon): a safeguarded secant search
     # on that scale, keeping a bracket [feasible, infeasible]; the total is at least one trial's
     # fit epsilon, so the per-trial target lies below epsilon.
@@ -308,7 +294,7 @@ def calibrate_search(
     points: list[tuple[float, float]] = []  # (log per-trial epsilon, log total) evaluated
     x = math.log(epsilon / 3.0)
     for _ in range(max_evaluations):
-        result = evaluate(math.exp(x))
+        result = _calibration_at(math.exp(x), events_at, trials, delta, score_epsilon_ratio)
         if result is not None and result.epsilon <= epsilon:
             if feasible is None or result.trial_epsilon > feasible.trial_epsilon:
                 feasible = result
@@ -319,23 +305,7 @@ def calibrate_search(
             high = min(high, x)
         if result is not None and math.isfinite(result.epsilon):
             points.append((x, math.log(result.epsilon)))
-        # Next point: secant through the last two evaluations (slope 1 with one point), aimed
-        # a little below the target, kept strictly inside the bracket.
-        aim = log_target + math.log(1.0 - rtol / 2.0)
-        if len(points) >= 2 and points[-1][0] != points[-2][0]:
-            (x1, f1), (x2, f2) = points[-2], points[-1]
-            slope = (f2 - f1) / (x2 - x1)
-            slope = min(max(slope, 0.2), 5.0)
-            x_next = x2 + (aim - f2) / slope
-        elif points:
-            x_next = points[-1][0] + (aim - points[-1][1])
-        else:  # nothing could be calibrated here: more per-trial budget
-            x_next = x + math.log(2.0)
-        if math.isfinite(low) and not low < x_next < high:
-            x_next = (low + high) / 2.0
-        elif not x_next < high:
-            x_next = high - math.log(2.0) if not math.isfinite(low) else (low + high) / 2.0
-        x = x_next
+        x = _next_point(x, points, low, high, log_target + math.log(1.0 - rtol / 2.0))
     if feasible is None:
         raise SearchTooExpensive(
             f"privacy=({epsilon:g}, {delta:g}) is too small for this search: no per-trial "
@@ -343,3 +313,42 @@ def calibrate_search(
             "fewer/cheaper candidates."
         )
     return feasible
+
+
+def _calibration_at(trial_epsilon: float, events_at: Callable[[float], SearchEvents],
+                    trials: TrialDistribution | None, delta: float,
+                    score_epsilon_ratio: float) -> SearchCalibration | None:
+    """The search with every fit at ``trial_epsilon`` (``None``: no guarantee there)."""
+    try:
+        events = events_at(trial_epsilon)
+    except (ValueError, RuntimeError):  # a candidate cannot be calibrated to this target
+        return None
+    sigma = gaussian_noise_for(score_epsilon_ratio * trial_epsilon, delta)
+    try:
+        spend, curve = search_spend(events, sigma, trials)
+    except SearchTooExpensive:  # extra deltas adding up to 1 or more: no guarantee here
+        return None
+    extra = search_extra_delta(events, trials)
+    total = search_epsilon(curve, delta, extra, additive=trials is not None)
+    return SearchCalibration(trial_epsilon, delta, sigma, spend, total, extra)
+
+
+def _next_point(x: float, points: list[tuple[float, float]], low: float, high: float,
+                aim: float) -> float:
+    """The next log per-trial epsilon to try: the secant through the last two evaluations
+    (slope 1 with one point), aimed at ``aim`` (a little below the target), kept strictly
+    inside the bracket ``(low, high)``."""
+    if len(points) >= 2 and points[-1][0] != points[-2][0]:
+        (x1, f1), (x2, f2) = points[-2], points[-1]
+        slope = (f2 - f1) / (x2 - x1)
+        slope = min(max(slope, 0.2), 5.0)
+        x_next = x2 + (aim - f2) / slope
+    elif points:
+        x_next = points[-1][0] + (aim - points[-1][1])
+    else:  # nothing could be calibrated here: more per-trial budget
+        x_next = x + math.log(2.0)
+    if math.isfinite(low) and not low < x_next < high:
+        x_next = (low + high) / 2.0
+    elif not x_next < high:
+        x_next = high - math.log(2.0) if not math.isfinite(low) else (low + high) / 2.0
+    return x_next

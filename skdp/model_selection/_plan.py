@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import dp_accounting
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, clone
 
 from ..accounting import UnreachablePrivacyTarget
 from ..budget import RdpCurve, WithExtraDelta
@@ -76,27 +76,77 @@ def plan_search(
     worst candidate, or the full composition when ``trials`` is None, plus the refit) spends
     at most ``privacy``. ``train`` is the trials' ``(X, y)``, ``full`` the refit's."""
     epsilon, delta = privacy
+    planner = _Planner(template, prefix, trials, train, full, refit)
+    trial_delta, fits, refits = _trial_delta(planner, candidates, epsilon, delta)
+    # Candidates with the same plan spend the same: calibrate on one of each.
+    representatives, counts = _groups(candidates, fits, refits)
 
-    def events_for(cands, trial_epsilon, trial_delta):
+    def events_at(trial_epsilon):
+        f, r = planner.spends(representatives, trial_epsilon, trial_delta)
+        return SearchEvents(tuple(f), counts, tuple(r))
+
+    calibration = calibrate_search(events_at, trials, epsilon, delta, score_epsilon_ratio)
+    # Check the result with every candidate, not only the representatives.
+    f, r = planner.spends(candidates, calibration.trial_epsilon, trial_delta)
+    every = SearchEvents(tuple(f), (1,) * len(f), tuple(r))
+    spend, curve = search_spend(every, calibration.score_noise_multiplier, trials)
+    extra = search_extra_delta(every, trials)
+    total = search_epsilon(curve, delta, extra, additive=trials is not None)
+    if not total <= epsilon:  # pragma: no cover - the groups are exact
+        raise RuntimeError(f"search calibration overshot: {total} > {epsilon}")
+    return SearchPlan(
+        trial_epsilon=calibration.trial_epsilon,
+        score_noise_multiplier=calibration.score_noise_multiplier,
+        spend=spend,
+        epsilon=total,
+        planned_fit={candidate_key(c): e for c, e in zip(candidates, f, strict=True)},
+        planned_refit={candidate_key(c): e for c, e in zip(candidates, r, strict=False)},
+        trial_delta=trial_delta,
+        extra_delta=extra,
+    )
+
+
+@dataclass(frozen=True)
+class _Planner:
+    """The candidates' exact spends at a per-trial privacy, from ``template`` (public facts
+    only: the planned spends run each fit only as far as its calibration)."""
+
+    template: BaseEstimator
+    prefix: str
+    trials: TrialDistribution | None
+    train: tuple
+    full: tuple
+    refit: bool
+
+    def spends(self, candidates: Sequence[dict], trial_epsilon: float, trial_delta: float
+               ) -> tuple[list, list]:
+        """Each candidate's fit on the training part and, with a refit, on all rows."""
         fits, refits = [], []
-        for cand in cands:
-            params = {**cand, f"{prefix}privacy": (trial_epsilon, trial_delta)}
-            est = clone(template).set_params(**params)
-            fits.append(quiet_planned_spend(est, *train))
-            if refit:
-                refits.append(quiet_planned_spend(est, *full))
+        for cand in candidates:
+            params = {**cand, f"{self.prefix}privacy": (trial_epsilon, trial_delta)}
+            est = clone(self.template).set_params(**params)
+            fits.append(quiet_planned_spend(est, *self.train))
+            if self.refit:
+                refits.append(quiet_planned_spend(est, *self.full))
         return fits, refits
 
-    def extra_of(fits, refits):
-        return search_extra_delta(SearchEvents(tuple(fits), (1,) * len(fits), tuple(refits)),
-                                  trials)
+    def extra_delta(self, fits: list, refits: list) -> float:
+        """The search's extra delta if every candidate spent these."""
+        return search_extra_delta(
+            SearchEvents(tuple(fits), (1,) * len(fits), tuple(refits)), self.trials
+        )
 
-    # Candidates with the same plan spend the same: calibrate on one of each.
+
+def _trial_delta(planner: _Planner, candidates: Sequence[dict], epsilon: float, delta: float
+                 ) -> tuple[float, list, list]:
+    """The per-trial delta, and every candidate's fits and refits at it and a reference
+    epsilon: the search's delta, lowered while the trials' extra deltas take more than
+    :data:`ATOM_SHARE` of it."""
     reference = epsilon / 3.0
     trial_delta = delta
     try:
-        fits, refits = events_for(candidates, reference, trial_delta)
-        extra = extra_of(fits, refits)
+        fits, refits = planner.spends(candidates, reference, trial_delta)
+        extra = planner.extra_delta(fits, refits)
         # Extra deltas scale with the delta a trial is given: lower it until the search's
         # extra delta fits in ATOM_SHARE of delta (one step when they are proportional; the
         # share is a soft target, so a hair above it is fine).
@@ -105,8 +155,8 @@ def plan_search(
             if extra <= target * (1.0 + 1e-3):
                 break
             lower = trial_delta * target / extra
-            lower_fits, lower_refits = events_for(candidates, reference, lower)
-            lower_extra = extra_of(lower_fits, lower_refits)
+            lower_fits, lower_refits = planner.spends(candidates, reference, lower)
+            lower_extra = planner.extra_delta(lower_fits, lower_refits)
             if not lower_extra < extra:  # they do not shrink with the trial's delta: keep it
                 break
             trial_delta, fits, refits, extra = lower, lower_fits, lower_refits, lower_extra
@@ -125,35 +175,18 @@ def plan_search(
             f"{trial_delta:.3g}), not below delta. Raise delta, lower n_iter, or give the "
             "candidates' delta-only steps a smaller share."
         )
+    return trial_delta, fits, refits
+
+
+def _groups(candidates: Sequence[dict], fits: list, refits: list
+            ) -> tuple[list[dict], tuple[int, ...]]:
+    """One representative of each group of candidates with the same spends, and the groups'
+    sizes."""
     groups: dict = {}
     for i, key in enumerate(zip(fits, refits or [None] * len(fits), strict=True)):
         groups.setdefault(tuple(_group_key(e) for e in key), []).append(i)
     representatives = [candidates[idx[0]] for idx in groups.values()]
-    counts = tuple(len(idx) for idx in groups.values())
-
-    def events_at(trial_epsilon):
-        f, r = events_for(representatives, trial_epsilon, trial_delta)
-        return SearchEvents(tuple(f), counts, tuple(r))
-
-    calibration = calibrate_search(events_at, trials, epsilon, delta, score_epsilon_ratio)
-    # Check the result with every candidate, not only the representatives.
-    f, r = events_for(candidates, calibration.trial_epsilon, trial_delta)
-    every = SearchEvents(tuple(f), (1,) * len(f), tuple(r))
-    spend, curve = search_spend(every, calibration.score_noise_multiplier, trials)
-    extra = search_extra_delta(every, trials)
-    total = search_epsilon(curve, delta, extra, additive=trials is not None)
-    if not total <= epsilon:  # pragma: no cover - the groups are exact
-        raise RuntimeError(f"search calibration overshot: {total} > {epsilon}")
-    return SearchPlan(
-        trial_epsilon=calibration.trial_epsilon,
-        score_noise_multiplier=calibration.score_noise_multiplier,
-        spend=spend,
-        epsilon=total,
-        planned_fit={candidate_key(c): e for c, e in zip(candidates, f, strict=True)},
-        planned_refit={candidate_key(c): e for c, e in zip(candidates, r, strict=False)},
-        trial_delta=trial_delta,
-        extra_delta=extra,
-    )
+    return representatives, tuple(len(idx) for idx in groups.values())
 
 
 def _group_key(spend) -> str | None:

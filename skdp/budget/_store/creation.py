@@ -1,65 +1,33 @@
-"""The ledger file: an SQLite database that only skdp writes, append-only.
-
-Layout (schema version 1)::
-
-    meta(key, value)         application, schema_version, ledger_id, epsilon, delta,
-                             neighboring_relation, rdp_orders, created_at, created_by
-    spends(id, timestamp, estimator, params, spend, epsilon, delta, mechanism)
-    composed(part, format, last_id, count, last_timestamp, digest, header, data)
-
-``composed`` is a cache, not part of the record: the composition of the first rows of
-``spends`` (part ``'rdp'``: the summed RDP curve; part ``'pld'``: the composed privacy-loss
-distribution), so that a process opening the ledger does not recompose every spend. Each entry
-names the rows it covers and a hash chain over them (see ``_composition.chain_digest``); a
-reader uses it only if the rows hash to it and ``format`` (skdp's cache version, the
-dp_accounting version and the ledger's limits) is its own, and otherwise recomposes from the
-rows. It is the only table that may be rewritten; ledgers written before it existed get it at
-their next charge (older skdp versions ignore it).
-
-The SQLite header's ``application_id`` is set to ``'skdp'`` and ``user_version`` to the schema
-version, so a foreign SQLite file is recognised before any table is read. Triggers refuse
-``UPDATE`` and ``DELETE`` on both tables: spends are never rolled back or edited.
-
-Crash safety comes from SQLite's default rollback journal (``journal_mode=DELETE``,
-``synchronous=FULL``): a process killed inside a transaction leaves a hot journal that the next
-reader rolls back, so a spend is either fully recorded or absent. The rollback journal is chosen
-over WAL because it needs no shared-memory file and works on more file systems; writes are rare.
-Writers serialise on ``BEGIN IMMEDIATE`` and wait up to ``timeout`` seconds for each other.
-"""
+"""Creating a ledger file and opening one: the schema, the metadata, and the checks that a file
+is an intact skdp ledger before anything is read from it (see :mod:`skdp.budget._store`)."""
 
 from __future__ import annotations
 
 import contextlib
-import datetime
 import json
 import math
 import os
 import sqlite3
 import tempfile
-import urllib.parse
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .._version import __version__
-from ..accounting._plan import NeighboringRelation
-from ._errors import LedgerError
+from ..._version import __version__
+from ...accounting._plan import NeighboringRelation
+from .._errors import LedgerError
+from .connection import connect, sqlite_errors, transaction, utc_now
 
 __all__ = [
     "APPLICATION_ID",
+    "CREATE_COMPOSED_IF_MISSING",
     "SCHEMA_VERSION",
-    "CachedPart",
     "LedgerMeta",
-    "connect",
     "create_ledger",
     "initialise",
     "open_ledger",
-    "read_cached",
     "read_meta",
-    "sqlite_errors",
-    "transaction",
-    "utc_now",
-    "write_cached",
+    "temporary_file",
 ]
 
 APPLICATION = "skdp.budget"
@@ -79,7 +47,6 @@ _SCHEMA = (
         delta REAL NOT NULL,
         mechanism TEXT NOT NULL
     )""",
-    # Keep in step with _CACHE_SCHEMA (created on demand in older ledgers).
     """CREATE TABLE composed (
         part TEXT PRIMARY KEY NOT NULL,
         format TEXT NOT NULL,
@@ -98,6 +65,9 @@ _SCHEMA = (
     ),
 )
 
+# The cache table, created on demand in ledgers written before it existed.
+CREATE_COMPOSED_IF_MISSING = _SCHEMA[2].replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1)
+
 
 @dataclass(frozen=True)
 class LedgerMeta:
@@ -109,54 +79,6 @@ class LedgerMeta:
     neighboring_relation: NeighboringRelation
     orders: tuple[float, ...]
     created_at: str
-
-
-def utc_now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="microseconds")
-
-
-@contextlib.contextmanager
-def sqlite_errors(path: str, timeout: float | None = None) -> Iterator[None]:
-    """Turn SQLite's errors on the ledger at ``path`` into :class:`LedgerError` with advice."""
-    try:
-        yield
-    except sqlite3.OperationalError as exc:
-        text = str(exc)
-        if "locked" in text or "busy" in text:
-            raise LedgerError(
-                f"the privacy ledger {path} stayed locked by another process for more than "
-                f"{timeout} s; retry, or open it with a longer timeout"
-            ) from exc
-        raise LedgerError(f"cannot use the privacy ledger {path}: {text}") from exc
-    except sqlite3.DatabaseError as exc:
-        raise LedgerError(
-            f"{path} is not a readable skdp privacy ledger (corrupted or not a ledger): {exc}. "
-            "skdp does not repair or overwrite it; restore it from a backup or choose another "
-            "path"
-        ) from exc
-
-
-def connect(path: str, timeout: float) -> sqlite3.Connection:
-    """A connection to an existing file (never creates one), in autocommit mode."""
-    uri = "file:" + urllib.parse.quote(path) + "?mode=rw"
-    with sqlite_errors(path, timeout):
-        # isolation_level=None: transactions are explicit (BEGIN IMMEDIATE), never implicit.
-        conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None)
-        conn.execute("PRAGMA synchronous = FULL")
-    return conn
-
-
-@contextlib.contextmanager
-def transaction(conn: sqlite3.Connection, *, immediate: bool) -> Iterator[None]:
-    """``BEGIN IMMEDIATE`` (takes the write lock now) or a read snapshot (``BEGIN``)."""
-    conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
-    try:
-        yield
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")
 
 
 # --- creation ---------------------------------------------------------------------------------
@@ -200,6 +122,13 @@ def initialise(
             )
     finally:
         conn.close()
+
+
+def temporary_file() -> str:
+    """A new empty private file (mode 0600) in the temporary directory, for a temporary ledger."""
+    fd, path = tempfile.mkstemp(prefix="skdp-budget-", suffix=".skdp")
+    os.close(fd)
+    return path
 
 
 def create_ledger(
@@ -343,61 +272,3 @@ def read_meta(conn: sqlite3.Connection, path: str) -> LedgerMeta:
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise LedgerError(f"the metadata of the privacy ledger {path} is damaged: {exc}") from None
-
-
-# --- the composed-state cache -----------------------------------------------------------------
-
-_CACHE_SCHEMA = _SCHEMA[2].replace("CREATE TABLE", "CREATE TABLE IF NOT EXISTS", 1)
-
-
-@dataclass(frozen=True)
-class CachedPart:
-    """One row of the ``composed`` cache: a composed state and the rows it covers."""
-
-    part: str
-    format: str
-    last_id: int
-    count: int
-    last_timestamp: str
-    digest: str
-    header: str
-    data: bytes
-
-
-def read_cached(
-    conn: sqlite3.Connection, part: str, cache_format: str, *, with_data: bool = True
-) -> CachedPart | None:
-    """The cached ``part`` if there is one written in ``cache_format`` (else ``None``).
-
-    ``with_data=False`` leaves ``data`` empty (a composed PLD can take megabytes).
-    """
-    data_column = "data" if with_data else "X''"
-    try:
-        row = conn.execute(
-            "SELECT part, format, last_id, count, last_timestamp, digest, header, "
-            f"{data_column} FROM composed WHERE part = ?",
-            (part,),
-        ).fetchone()
-    except sqlite3.OperationalError as exc:
-        if "no such table" in str(exc):
-            return None  # a ledger from before the cache
-        raise
-    if row is None or row[1] != cache_format:
-        return None
-    _, _, last_id, count, last_timestamp, digest, header, data = row
-    if not (isinstance(last_id, int) and isinstance(count, int) and isinstance(data, bytes)):
-        return None
-    return CachedPart(part, cache_format, last_id, count, str(last_timestamp), str(digest),
-                      str(header), data)
-
-
-def write_cached(conn: sqlite3.Connection, cached: CachedPart) -> None:
-    """Store ``cached``, replacing the part's previous entry (inside the caller's write
-    transaction)."""
-    conn.execute(_CACHE_SCHEMA)
-    conn.execute(
-        "INSERT OR REPLACE INTO composed (part, format, last_id, count, last_timestamp, digest,"
-        " header, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        (cached.part, cached.format, cached.last_id, cached.count, cached.last_timestamp,
-         cached.digest, cached.header, sqlite3.Binary(cached.data)),
-    )

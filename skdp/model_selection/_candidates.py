@@ -1,6 +1,8 @@
-"""Candidates of a private search: the parameter space, the DP step, public preprocessing.
+"""Candidates of a private search: the parameter space and its draws, the DP step, public
+preprocessing.
 
-Everything here is public: it depends on the estimator and the parameter space, never on data.
+Everything here is public: it depends on the estimator and the parameter space, never on data
+(the draws use the search's public coins).
 """
 
 from __future__ import annotations

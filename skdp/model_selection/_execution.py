@@ -48,7 +48,7 @@ def no_current_budget() -> Iterator[None]:
         _budget_context._CURRENT.reset(token)
 
 
-def quiet_planned_spend(estimator, X, y):
+def quiet_planned_spend(estimator: BaseEstimator, X, y) -> Any:
     """The spend ``estimator`` would charge fitting ``(X, y)``, charging nothing."""
     with no_current_budget():
         return planned_spend(estimator, X, y).spend
@@ -120,8 +120,9 @@ class TrialRunner:
         return final
 
 
-def run_trial(template, params, X_train, y_train, X_val, y_val, score_seed, classifier,
-              score_clip, score_noise_multiplier) -> TrialOutcome:
+def run_trial(template: BaseEstimator, params: dict, X_train, y_train, X_val, y_val,
+              score_seed: int, classifier: bool, score_clip: float,
+              score_noise_multiplier: float) -> TrialOutcome:
     """One trial, anywhere joblib sends it: a DP fit, then a noisy validation score.
 
     Returns ``(noisy score sum, fitted estimator)``; the driver keeps only the best.
@@ -141,7 +142,7 @@ def candidate_key(candidate: dict) -> str:
     return repr(sorted(candidate.items()))
 
 
-def check_spent(model, planned, what: str) -> None:
+def check_spent(model: BaseEstimator, planned: Any, what: str) -> None:
     """Refuse to release anything if a fit spent other than what was accounted (a bug guard:
     calibration is deterministic, so a fit spends exactly its planned event)."""
     if isinstance(model, PrivatePipeline):  # the whole pipeline's spend

@@ -1,8 +1,8 @@
 """DPGridSearchCV and DPRandomizedSearchCV: hyperparameter search within one privacy budget.
 
 The two differ only in how their candidates are drawn (``_run_search``) and, for the grid,
-whether every candidate runs once (``exhaustive``); everything else is
-:class:`~._base.BaseDPSearchCV`'s.
+whether every candidate runs once (``exhaustive``); the rest of the search is
+``BaseDPSearchCV``'s (in ``_base``).
 """
 
 from __future__ import annotations

@@ -36,6 +36,7 @@ from sklearn.base import BaseEstimator, clone
 
 import skdp
 from skdp.accounting import PrivacyPlan, calibrate
+from skdp.accounting._rdp_orders import DEFAULT_ORDERS
 from skdp.budget import (
     SUPPORTED_EVENT_CLASSES,
     BudgetExceededError,
@@ -46,7 +47,7 @@ from skdp.budget import (
     current_budget,
 )
 from skdp.budget._codec import CodecError, decode_spend, encode_spend
-from skdp.budget._composition import DEFAULT_ORDERS, curve_on_orders
+from skdp.budget._rdp import curve_on_orders
 
 DELTA = 1e-5
 @pytest.fixture

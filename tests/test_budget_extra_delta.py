@@ -21,6 +21,7 @@ from _budget_helpers import dpsgd, forget_cached_states, needs_fork
 from dp_accounting.pld import PLDAccountant, common, privacy_loss_distribution
 from dp_accounting.rdp import RdpAccountant
 
+from skdp.accounting._rdp_orders import DEFAULT_ORDERS
 from skdp.budget import (
     BudgetExceededError,
     PrivacyBudget,
@@ -28,7 +29,6 @@ from skdp.budget import (
     WithExtraDelta,
 )
 from skdp.budget._codec import CodecError, decode_spend, encode_spend
-from skdp.budget._composition import DEFAULT_ORDERS
 from skdp.budget._records import events_delta
 
 DELTA = 1e-5

@@ -23,6 +23,7 @@ from dp_accounting.rdp import RdpAccountant
 from skdp.budget import BudgetExceededError, LedgerError, PrivacyBudget, _ledger
 from skdp.budget._composition import Composer
 from skdp.budget._pld import PayloadError, epsilon_for_delta, pld_from_payload, pld_to_payload
+from skdp.budget._pld_composition import PldComposer
 
 DELTA = 1e-5
 @pytest.fixture
@@ -122,7 +123,7 @@ def _no_composition(monkeypatch) -> None:
         raise AssertionError("recomposed although the file holds the composed state")
 
     monkeypatch.setattr(Composer, "prepare", fail)
-    monkeypatch.setattr(Composer, "_event_pld", fail)
+    monkeypatch.setattr(PldComposer, "event_pld", fail)
 
 
 def _assert_recomposes(monkeypatch, read) -> None:

@@ -18,25 +18,24 @@ from typing import Any, NamedTuple
 import dp_accounting
 
 from ..accounting._plan import NeighboringRelation
+from ..accounting._rdp_orders import DEFAULT_ORDERS
 from . import _context
 from ._codec import CodecError, decode_spend, encode_params, encode_spend
-from ._composition import (
-    DEFAULT_ORDERS,
+from ._composition import Composer, UnsupportedSpendError
+from ._errors import BudgetExceededError, LedgerError
+from ._html import budget_html
+from ._records import LedgerTotals, Spend, SpendRecord
+from ._states import (
     ComposedState,
-    Composer,
     Contribution,
     PldState,
     RowMark,
-    UnsupportedSpendError,
     pld_input,
     pld_state_from_payload,
     pld_state_to_payload,
     state_from_payload,
     state_to_payload,
 )
-from ._errors import BudgetExceededError, LedgerError
-from ._html import budget_html
-from ._records import LedgerTotals, Spend, SpendRecord
 from ._store import (
     CachedPart,
     LedgerMeta,

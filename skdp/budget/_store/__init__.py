@@ -10,7 +10,7 @@ Layout (schema version 1)::
 ``composed`` is a cache, not part of the record: the composition of the first rows of
 ``spends`` (part ``'rdp'``: the summed RDP curve; part ``'pld'``: the composed privacy-loss
 distribution), so that a process opening the ledger does not recompose every spend. Each entry
-names the rows it covers and a hash chain over them (see ``_composition.chain_digest``); a
+names the rows it covers and a hash chain over them (see ``_states.chain_digest``); a
 reader uses it only if the rows hash to it and ``format`` (skdp's cache version, the
 dp_accounting version and the ledger's limits) is its own, and otherwise recomposes from the
 rows. It is the only table that may be rewritten; ledgers written before it existed get it at

@@ -7,7 +7,7 @@ import multiprocessing
 import dp_accounting
 import pytest
 
-from skdp.budget import _ledger
+from skdp.budget._sync import SHARED
 
 FORK = "fork" in multiprocessing.get_all_start_methods()
 needs_fork = pytest.mark.skipif(not FORK, reason="needs the fork start method")
@@ -22,7 +22,4 @@ def dpsgd(q: float, sigma: float, steps: int) -> dp_accounting.DpEvent:
 
 def forget_cached_states() -> None:
     """Make the next read recompose from the file, as a fresh process would."""
-    with _ledger._CACHE_LOCK:
-        _ledger._STATES.clear()
-        _ledger._PLD_STATES.clear()
-        _ledger._COMPOSERS.clear()
+    SHARED.clear()

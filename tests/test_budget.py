@@ -43,7 +43,7 @@ from skdp.budget import (
     LedgerError,
     PrivacyBudget,
     RdpCurve,
-    _ledger,
+    _charging,
     current_budget,
 )
 from skdp.budget._codec import CodecError, decode_spend, encode_spend
@@ -355,7 +355,7 @@ def _charge_and_hang(path: str, signal_path: str) -> None:
             file.write("inside the transaction")
         time.sleep(60)
 
-    _ledger._TEST_HOOK_BEFORE_COMMIT = hang
+    _charging._TEST_HOOK_BEFORE_COMMIT = hang
     PrivacyBudget.open(path).charge(dp_accounting.GaussianDpEvent(10.0), estimator="Killed")
 
 

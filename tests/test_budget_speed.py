@@ -20,7 +20,7 @@ from _budget_helpers import dpsgd, forget_cached_states, needs_fork
 from dp_accounting.pld import PLDAccountant, privacy_loss_distribution
 from dp_accounting.rdp import RdpAccountant
 
-from skdp.budget import BudgetExceededError, LedgerError, PrivacyBudget, _ledger
+from skdp.budget import BudgetExceededError, LedgerError, PrivacyBudget, _charging, _sync
 from skdp.budget._composition import Composer
 from skdp.budget._pld import PayloadError, epsilon_for_delta, pld_from_payload, pld_to_payload
 from skdp.budget._pld_composition import PldComposer
@@ -213,17 +213,17 @@ def test_a_charge_that_lost_the_race_is_decided_on_the_new_rows(ledger_path, mon
     with pytest.raises(BudgetExceededError):
         budget.check(dp_accounting.ComposedDpEvent([plan, plan]))
     other = PrivacyBudget.open(ledger_path)
-    original = PrivacyBudget._decide
+    original = _charging.decide
     raced = []
 
-    def decide_while_another_charges(self, *args, **kwargs):
-        result = original(self, *args, **kwargs)
+    def decide_while_another_charges(*args, **kwargs):
+        result = original(*args, **kwargs)
         if not raced:
             raced.append(1)
             other.charge(plan, estimator="other")  # lands between compose and insert
         return result
 
-    monkeypatch.setattr(PrivacyBudget, "_decide", decide_while_another_charges)
+    monkeypatch.setattr(_charging, "decide", decide_while_another_charges)
     with pytest.raises(BudgetExceededError):
         budget.charge(plan, estimator="first")
     assert [r.estimator for r in budget.history()] == ["other"]
@@ -232,23 +232,23 @@ def test_a_charge_that_lost_the_race_is_decided_on_the_new_rows(ledger_path, mon
 def test_charges_still_work_when_every_optimistic_try_loses(ledger_path, monkeypatch):
     budget = PrivacyBudget(10.0, DELTA, path=ledger_path)
     other = PrivacyBudget.open(ledger_path)
-    original = PrivacyBudget._decide
+    original = _charging.decide
     locked = []
 
-    def decide_and_race(self, *args, **kwargs):
-        result = original(self, *args, **kwargs)
-        if self is budget:
-            if _in_write_transaction(self):
+    def decide_and_race(ledger, *args, **kwargs):
+        result = original(ledger, *args, **kwargs)
+        if ledger is budget._file:
+            if _in_write_transaction(budget):
                 locked.append(1)
             else:
                 other.charge(dp_accounting.GaussianDpEvent(50.0), estimator="other")
         return result
 
-    monkeypatch.setattr(PrivacyBudget, "_decide", decide_and_race)
+    monkeypatch.setattr(_charging, "decide", decide_and_race)
     budget.charge(dp_accounting.GaussianDpEvent(20.0), estimator="first")
     history = budget.history()
     assert locked == [1]  # decided inside the lock after the optimistic tries
-    assert [r.estimator for r in history] == ["other"] * _ledger._OPTIMISTIC_TRIES + ["first"]
+    assert [r.estimator for r in history] == ["other"] * _sync._OPTIMISTIC_TRIES + ["first"]
     fresh = PLDAccountant(value_discretization_interval=budget.totals().pld_interval)
     for record in history:
         fresh.compose(record.event)
@@ -317,16 +317,16 @@ def test_eight_processes_times_a_hundred_charges_all_record(ledger_path):
 def test_file_replaced_between_compose_and_insert_is_noticed(ledger_path, tmp_path, monkeypatch):
     budget = PrivacyBudget(10.0, DELTA, path=ledger_path)
     budget.charge(dp_accounting.GaussianDpEvent(5.0), estimator="e")
-    original = PrivacyBudget._decide
+    original = _charging.decide
 
-    def decide_and_replace(self, *args, **kwargs):
-        result = original(self, *args, **kwargs)
+    def decide_and_replace(*args, **kwargs):
+        result = original(*args, **kwargs)
         other = tmp_path / "other.skdp"
         PrivacyBudget(10.0, DELTA, path=other)
         np.testing.assert_equal(other.exists(), True)
         other.replace(ledger_path)
         return result
 
-    monkeypatch.setattr(PrivacyBudget, "_decide", decide_and_replace)
+    monkeypatch.setattr(_charging, "decide", decide_and_replace)
     with pytest.raises(LedgerError, match="replaced"):
         budget.charge(dp_accounting.GaussianDpEvent(5.0), estimator="e")

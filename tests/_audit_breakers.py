@@ -17,20 +17,22 @@ import pkgutil
 import torch
 
 import skdp._engine
-import skdp._fit.estimator
+import skdp.mechanisms
 from skdp._engine._glm import LinearModel
 from skdp._engine._mlp import MLPModel
+from skdp.mechanisms._sgd.optimizer import SGDOptimizer
 
 MODEL_CLASSES = (LinearModel, MLPModel)
 
 
 def _engine_modules_with(name: str):
-    """Every module of ``skdp._engine`` that has a global called ``name`` (a function the
-    optimizers import, such as ``clip_factors``)."""
-    for info in pkgutil.iter_modules(skdp._engine.__path__):
-        module = importlib.import_module(f"skdp._engine.{info.name}")
-        if hasattr(module, name):
-            yield module
+    """Every module of ``skdp._engine`` and ``skdp.mechanisms`` that has a global called
+    ``name`` (a function the optimizers import, such as ``clip_factors``)."""
+    for package in (skdp._engine, skdp.mechanisms):
+        for info in pkgutil.walk_packages(package.__path__, f"{package.__name__}."):
+            module = importlib.import_module(info.name)
+            if hasattr(module, name):
+                yield module
 
 
 def scale_noise(monkeypatch, factor: float) -> list[int]:
@@ -38,7 +40,7 @@ def scale_noise(monkeypatch, factor: float) -> list[int]:
     epsilon: ``factor=0.25`` is a sensitivity underestimated 4x, ``factor=1e-6`` noise off
     (kept positive, so that clipping stays on)."""
     calls = [0]
-    calibrate = skdp._fit.estimator._calibrate
+    calibrate = SGDOptimizer.calibrate  # every DP-SGD optimizer's calibration
 
     def broken(*args, **kwargs):
         calibration = calibrate(*args, **kwargs)
@@ -49,7 +51,7 @@ def scale_noise(monkeypatch, factor: float) -> list[int]:
             calibration, noise_multiplier=calibration.noise_multiplier * factor
         )
 
-    monkeypatch.setattr(skdp._fit.estimator, "_calibrate", broken)
+    monkeypatch.setattr(SGDOptimizer, "calibrate", broken)
     return calls
 
 

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 import torch
 
-from skdp._engine._adaclip import AdaClipMean, AdaClipParams, AdaClipState
 from skdp._engine._glm import LinearModel
 from skdp._engine._losses import OutputLoss
 from skdp._engine._mlp import Activation, MLPModel
 from skdp.accounting import epsilon_of
 from skdp.linear_model import DPLogisticRegression, DPRidge
+from skdp.mechanisms._adaclip import AdaClipMean, AdaClipParams, AdaClipState
 from skdp.neural_network import DPMLPClassifier
 
 CPU = torch.device("cpu")

@@ -19,10 +19,16 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import skdp
-import skdp.linear_model._ssp as ssp_fit
+import skdp.mechanisms._ssp.mechanism as ssp_fit
 from skdp import PrivacyBudget
 from skdp._engine._glm import rescale_rows
-from skdp._engine._ssp import (
+from skdp._fit.planned import planned_spend
+from skdp.accounting import NeighboringRelation, epsilon_of
+from skdp.accounting._ssp import SSPPlan, calibrate_ssp, resolve_budget_split, ssp_sensitivities
+from skdp.audit import audit_multi_run, audit_one_run
+from skdp.budget import BudgetExceededError
+from skdp.linear_model import DPLogisticRegression, DPRidge
+from skdp.mechanisms._ssp.solve import (
     SSPDraws,
     SSPNoise,
     clip_targets,
@@ -35,12 +41,6 @@ from skdp._engine._ssp import (
     sufficient_statistics,
     symmetric_noise,
 )
-from skdp._fit.estimator import planned_spend
-from skdp.accounting import NeighboringRelation, epsilon_of
-from skdp.accounting._ssp import SSPPlan, calibrate_ssp, resolve_budget_split, ssp_sensitivities
-from skdp.audit import audit_multi_run, audit_one_run
-from skdp.budget import BudgetExceededError
-from skdp.linear_model import DPLogisticRegression, DPRidge
 from skdp.neural_network import DPMLPRegressor
 from skdp.pipeline import make_private_pipeline
 from skdp.preprocessing import DPStandardScaler
@@ -561,7 +561,7 @@ def test_sklearn_compatible(estimator, check):
 def break_noise(monkeypatch, factor: float) -> list[int]:
     """Claim the calibrated epsilon, run with ``factor`` times its noise."""
     calls = [0]
-    calibrate = ssp_fit._calibrate
+    calibrate = ssp_fit.SSP.calibrate
 
     def broken(*args, **kwargs):
         import dataclasses
@@ -573,7 +573,7 @@ def break_noise(monkeypatch, factor: float) -> list[int]:
                 calibration, noise_multiplier=calibration.noise_multiplier * factor)
         return calibration
 
-    monkeypatch.setattr(ssp_fit, "_calibrate", broken)
+    monkeypatch.setattr(ssp_fit.SSP, "calibrate", broken)
     return calls
 
 

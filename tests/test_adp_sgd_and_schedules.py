@@ -11,10 +11,13 @@ from dp_accounting.pld import PLDAccountant
 from sklearn.datasets import make_classification
 
 from skdp._engine._device import FitRandomness
-from skdp._engine._noisy_sgd import ADPSGD, NoisySGD, SGDSettings, TrainingData
-from skdp._engine._step_sizes import AdaGradNorm, fixed_learning_rates
+from skdp._engine._training_data import TrainingData
 from skdp.accounting import PrivacyPlan, calibrate
 from skdp.linear_model import DPLogisticRegression, DPRidge
+from skdp.mechanisms._adp_sgd import ADPSGD
+from skdp.mechanisms._noisy_sgd import NoisySGD
+from skdp.mechanisms._sgd.settings import SGDSettings
+from skdp.mechanisms._sgd.step_sizes import AdaGradNorm, fixed_learning_rates
 from skdp.neural_network import DPMLPClassifier
 
 CPU = torch.device("cpu")
@@ -162,7 +165,7 @@ def test_injected_noise_follows_the_schedule_step_by_step():
             trajectory.append(params.clone())
             return out.zero_()
 
-    final = optimizer.run(Recorder(), data, calibration, FitRandomness(0, CPU))
+    final = optimizer.train(Recorder(), data, calibration, FitRandomness(0, CPU))
     trajectory.append(final)
     steps = torch.stack(trajectory).diff(dim=0)  # step t moves by -lr * noise_t / (q n)
     measured = steps.std(dim=1).numpy()
@@ -212,11 +215,15 @@ def test_last_iterate_accountant_refuses_schedules(data):
 def test_adp_sgd_by_default_decays_its_steps_and_shapes_its_noise():
     # learning_rate='auto': ADP-SGD as its paper defines it, not DP-SGD in disguise. (A full fit
     # calibrates a 16-level plan, ~8 s: test_every_optimizer_fits_every_estimator does one.)
-    from skdp._fit.estimator import resolve_learning_rate
+    from skdp._fit.sgd import schedule_settings
 
     assert DPLogisticRegression().learning_rate == "auto"
-    assert resolve_learning_rate("auto", "adp_sgd") == "invscaling"
-    assert resolve_learning_rate("auto", "noisy_sgd") == "constant"
-    assert resolve_learning_rate("adagrad_norm", "adp_sgd") == "adagrad_norm"
+
+    def schedule(**params):
+        return schedule_settings(DPLogisticRegression(**params))["learning_rate_schedule"]
+
+    assert schedule(optimizer="adp_sgd") == "invscaling"
+    assert schedule(optimizer="noisy_sgd") == "constant"
+    assert schedule(optimizer="adp_sgd", learning_rate="adagrad_norm") == "adagrad_norm"
     shaped = ADPSGD(settings(learning_rate_schedule="invscaling")).noise_levels
     assert shaped[-1] > shaped[0]  # smaller late steps get more noise

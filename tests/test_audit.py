@@ -14,12 +14,12 @@ import pytest
 from _audit_breakers import apply as apply_breaker
 
 import skdp
-from skdp._engine._optimizers import _AVAILABLE, is_full_batch_only
 from skdp.audit import AuditResult, audit_multi_run, audit_one_run, canary_scores, make_canaries
 from skdp.linear_model import DPLogisticRegression, DPRidge
+from skdp.mechanisms._registry import OPTIMIZER_NAMES, is_full_batch_only, optimizer_class
 from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
 
-OPTIMIZERS = sorted(_AVAILABLE)
+OPTIMIZERS = sorted(n for n in OPTIMIZER_NAMES if optimizer_class(n) is not None)
 
 # Settings each optimizer needs on top of the test's (the lead fills in new optimizers here):
 # e.g. diff2 is full-batch gradient descent ('auto' batches), adaclip takes optimizer_params.

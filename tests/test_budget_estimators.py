@@ -11,8 +11,8 @@ from sklearn.datasets import make_classification
 from sklearn.model_selection import GridSearchCV
 
 from skdp import BudgetExceededError, PrivacyBudget
-from skdp._engine._noisy_sgd import NoisySGD
 from skdp.linear_model import DPLogisticRegression, DPRidge
+from skdp.mechanisms._noisy_sgd import NoisySGD
 from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
 
 FAST = {

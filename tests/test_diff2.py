@@ -8,10 +8,10 @@ import math
 import numpy as np
 import pytest
 
-from skdp._engine._diff2 import Diff2, client_weights
-from skdp._engine._noisy_sgd import SGDSettings
 from skdp.accounting import calibrate, epsilon_of
 from skdp.linear_model import DPLogisticRegression, DPRidge
+from skdp.mechanisms._diff2 import Diff2, client_weights
+from skdp.mechanisms._sgd.settings import SGDSettings
 from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
 
 
@@ -201,8 +201,8 @@ def test_budget_split_one_is_fine_without_difference_rounds(binary):
 
 
 def test_numpy_scalars_from_grids_are_accepted_and_non_numbers_refused():
-    from skdp._engine._adaclip import AdaClipParams
-    from skdp._engine._diff2 import Diff2Params
+    from skdp.mechanisms._adaclip import AdaClipParams
+    from skdp.mechanisms._diff2 import Diff2Params
 
     assert Diff2Params(budget_split=np.float64(0.5), diff_clip=np.int64(3)).diff_clip == 3
     assert AdaClipParams(gamma=np.float32(0.3), variance_cap=np.int64(2)).variance_cap == 2

@@ -16,14 +16,16 @@ import torch
 from scipy import stats
 
 from skdp._engine._device import FitRandomness
-from skdp._engine._noisy_sgd import NoisySGD, SGDSettings, TrainingData
 from skdp._engine._sampling import (
     FixedSizeSampler,
     FullBatchSampler,
     PoissonSampler,
     StepBatches,
 )
+from skdp._engine._training_data import TrainingData
 from skdp.accounting import Calibration
+from skdp.mechanisms._noisy_sgd import NoisySGD
+from skdp.mechanisms._sgd.settings import SGDSettings
 
 CPU = torch.device("cpu")
 
@@ -150,7 +152,7 @@ def test_the_loop_feeds_each_step_the_sampled_rows(batch_size):
                            learning_rate=0.1, max_grad_norm=1.0, average=0.0)
     engine = NoisySGD(settings)
     model = RowRecorder()
-    engine.run(model, data, Calibration.non_private(engine.plan()), FitRandomness(seed, CPU))
+    engine.train(model, data, Calibration.non_private(engine.plan()), FitRandomness(seed, CPU))
     # The same seed drives the same sampler, one step at a time.
     sampler = engine.sampler(n, FitRandomness(seed, CPU))
     assert len(model.rows) == settings.n_steps

@@ -23,18 +23,16 @@ from sklearn.linear_model import LogisticRegression
 from skdp import PrivacyBudget
 from skdp._engine._device import FitRandomness
 from skdp._engine._glm import rescale_rows
-from skdp._engine._noisy_sgd import (
-    NoisySGD,
-    ProjectedNoisySGD,
-    SGDSettings,
-    TrainingData,
-)
-from skdp._engine._optimizers import make_optimizer
 from skdp._engine._sampling import FixedSizeSampler
+from skdp._engine._training_data import TrainingData
 from skdp.accounting import LastIterateCalibration, LastIterateRun, last_iterate_guarantee
 from skdp.accounting._last_iterate import composition_rdp
 from skdp.budget import RdpCurve
 from skdp.linear_model import DPLogisticRegression, DPRidge
+from skdp.mechanisms._noisy_sgd import NoisySGD
+from skdp.mechanisms._projected_sgd import ProjectedNoisySGD
+from skdp.mechanisms._registry import make_optimizer
+from skdp.mechanisms._sgd.settings import SGDSettings
 from skdp.neural_network import DPMLPClassifier
 
 CPU = torch.device("cpu")
@@ -162,7 +160,7 @@ def run_projected(model, *, n, batch_size, epochs, lr, radius, sigma, clip=1.0, 
     )
     engine = make_optimizer("noisy_sgd", settings, "last_iterate")
     assert isinstance(engine, ProjectedNoisySGD)
-    run = engine.plan()
+    run = engine.plan().run
     assert isinstance(run, LastIterateRun)
     if sigma > 0:
         guarantee = last_iterate_guarantee(run, sigma, DELTA)
@@ -171,7 +169,7 @@ def run_projected(model, *, n, batch_size, epochs, lr, radius, sigma, clip=1.0, 
         calibration = LastIterateCalibration.non_private(run)
     X = torch.stack([torch.arange(n, dtype=torch.float32), torch.ones(n)], dim=1)
     data = TrainingData(X, torch.zeros(n), None)
-    params = engine.run(model, data, calibration, FitRandomness(seed, CPU))
+    params = engine.train(model, data, calibration, FitRandomness(seed, CPU))
     return params, settings
 
 

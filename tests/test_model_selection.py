@@ -16,7 +16,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, Normalizer, StandardScaler
 
 from skdp import BudgetExceededError, PrivacyBudget
-from skdp._fit.estimator import planned_spend
+from skdp._fit.planned import planned_spend
 from skdp.accounting import epsilon_of
 from skdp.budget import RdpCurve
 from skdp.linear_model import DPLogisticRegression, DPRidge

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from dp_accounting.rdp import RdpAccountant
 
-from skdp._fit.estimator import planned_spend
+from skdp._fit.planned import planned_spend
 from skdp.budget import PrivacyBudget, WithExtraDelta
 from skdp.linear_model import DPLogisticRegression
 from skdp.model_selection import _plan

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from skdp import PrivacyBudget
-from skdp._fit.estimator import planned_spend
+from skdp._fit.planned import planned_spend
 from skdp.linear_model import DPLogisticRegression, DPRidge
 from skdp.neural_network import DPMLPClassifier
 

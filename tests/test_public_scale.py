@@ -409,7 +409,8 @@ def test_the_search_is_noisy_at_finite_epsilon():
 def test_auto_batch_grows_with_the_number_of_parameters_on_small_data():
     # The noise on a mean gradient grows as sqrt(p) / batch: a linear model with many
     # parameters on small data gets at least PARAM_BATCH_FACTOR sqrt(p) rows per batch.
-    from skdp._fit.estimator import PARAM_BATCH_FACTOR, resolve_batch_size
+    from skdp._defaults.sgd import PARAM_BATCH_FACTOR
+    from skdp._fit.sgd import resolve_batch_size
 
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(1347, 64)), rng.integers(0, 10, size=1347)

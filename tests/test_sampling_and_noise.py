@@ -11,10 +11,12 @@ from scipy import stats
 from sklearn.linear_model import LogisticRegression, Ridge
 
 from skdp._engine._device import FitRandomness
-from skdp._engine._noisy_sgd import NoisySGD, SGDSettings, TrainingData, steps_per_epoch
 from skdp._engine._sampling import FullBatchSampler, PoissonSampler
+from skdp._engine._training_data import TrainingData
 from skdp.accounting import Calibration, PrivacyPlan, Sampling
 from skdp.linear_model import DPLogisticRegression, DPRidge
+from skdp.mechanisms._noisy_sgd import NoisySGD
+from skdp.mechanisms._sgd.settings import SGDSettings, steps_per_epoch
 
 CPU = torch.device("cpu")
 
@@ -148,7 +150,7 @@ def run_engine(model, *, n, batch_size, epochs, lr, clip, sigma, seed=0, average
         )
     else:
         calibration = Calibration.non_private(plan)
-    params = engine.run(model, tiny_data(n), calibration, FitRandomness(seed, CPU))
+    params = engine.train(model, tiny_data(n), calibration, FitRandomness(seed, CPU))
     return params, settings
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 
 from .._engine._losses import OutputLoss
-from .._engine._noisy_sgd import steps_per_epoch
+from ..mechanisms._sgd.settings import steps_per_epoch
 
 __all__ = [
     "auto_step_size",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 from dataclasses import dataclass
@@ -14,7 +15,8 @@ from ._accountants import (
     epsilon_of,
     pld_intervals,
 )
-from ._plan import PrivacyPlan
+from ._plan import NeighboringRelation, PrivacyPlan
+from ._report import standard_lines
 
 __all__ = ["Calibration", "calibrate", "UnreachablePrivacyTarget"]
 
@@ -65,6 +67,34 @@ class Calibration:
         if not self.is_private:
             return dp_accounting.NonPrivateDpEvent()
         return self.plan.dp_event(self.noise_multiplier)
+
+    @property
+    def spend(self) -> dp_accounting.DpEvent:
+        """What the run spends, as a ledger composes it (and ``dp_event_`` records)."""
+        return self.dp_event
+
+    @property
+    def neighboring_relation(self) -> NeighboringRelation:
+        return self.plan.neighboring_relation
+
+    def alone(self, own_priors: tuple[float, ...] = ()) -> Calibration:
+        """The run without the mechanisms it was composed after (a private pipeline's
+        preprocessing), with its own earlier searches ``own_priors``: its epsilon alone at the
+        same delta and noise."""
+        if not self.is_private:
+            return self
+        own = self.plan.without_priors().with_priors(own_priors)
+        kwargs = {} if self.pld_interval is None else {"pld_interval": self.pld_interval}
+        epsilon = epsilon_of(
+            own.dp_event(self.noise_multiplier), self.delta, self.accountant,
+            own.neighboring_relation, **kwargs,
+        )
+        return dataclasses.replace(self, plan=own, epsilon=epsilon)
+
+    def statement_lines(self, **facts) -> list[str]:
+        """The lines of ``privacy_report()`` after its first (see
+        :func:`~skdp.accounting.privacy_statement`)."""
+        return standard_lines(self, **facts)
 
     @classmethod
     def non_private(cls, plan: PrivacyPlan) -> Calibration:

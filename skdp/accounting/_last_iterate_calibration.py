@@ -13,6 +13,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import dp_accounting
 import numpy as np
 from dp_accounting.rdp import rdp_privacy_accountant
 
@@ -28,7 +29,9 @@ from ._last_iterate import composition_rdp
 from ._last_iterate_bounds import last_iterate_rdp
 from ._last_iterate_run import LastIterateRun
 from ._plan import NeighboringRelation, PrivacyPlan, Sampling
+from ._rdp_curve import RdpCurve
 from ._rdp_orders import as_orders as _as_orders
+from ._report import last_iterate_lines
 
 __all__ = [
     "LastIterateCalibration",
@@ -133,6 +136,20 @@ class LastIterateCalibration:
     @property
     def delta(self) -> float:
         return self.guarantee.delta if self.guarantee is not None else 0.0
+
+    @property
+    def spend(self):
+        """What the fit spends, as a ledger composes it: no DpEvent describes this bound (the
+        standard one would not describe the release once the last-iterate bound binds), so it
+        is the RDP curve that was proven, under the replace-one relation."""
+        if self.guarantee is None:
+            return dp_accounting.NonPrivateDpEvent()
+        return RdpCurve(self.guarantee.orders, self.guarantee.rdp)
+
+    def statement_lines(self, **facts) -> list[str]:
+        """The lines of ``privacy_report()`` after its first (see
+        :func:`~skdp.accounting.privacy_statement`)."""
+        return last_iterate_lines(self, **facts)
 
 
 def last_iterate_guarantee(

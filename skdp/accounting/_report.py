@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
-from ._calibration import Calibration
-from ._last_iterate_calibration import LastIterateCalibration
+from typing import TYPE_CHECKING
+
 from ._plan import Sampling
 
-__all__ = ["privacy_statement"]
+if TYPE_CHECKING:
+    from ._calibration import Calibration
+    from ._last_iterate_calibration import LastIterateCalibration
+
+__all__ = ["fact_lines", "guarantee_lines", "last_iterate_lines", "privacy_statement",
+           "standard_lines"]
 
 _ACCOUNTANT_NAMES = {
     "pld": "privacy loss distributions (PLD, dp_accounting; tight)",
@@ -53,13 +58,28 @@ def privacy_statement(
             "reveal anything about any row."
         )
         return "\n".join(lines)
-    if isinstance(calibration, LastIterateCalibration):
-        return "\n".join(
-            lines
-            + _last_iterate_lines(calibration, clip_bound, n_samples, public_facts, training_facts)
-        )
+    lines += calibration.statement_lines(
+        clip_bound=clip_bound,
+        n_samples=n_samples,
+        public_facts=public_facts,
+        training_facts=training_facts,
+        mechanism_lines=mechanism_lines,
+    )
+    return "\n".join(lines)
+
+
+def standard_lines(
+    calibration: Calibration,
+    *,
+    clip_bound: float,
+    n_samples: int,
+    public_facts: list[str] | None = None,
+    training_facts: list[str] | None = None,
+    mechanism_lines: list[str] | None = None,
+) -> list[str]:
+    """The statement of a run accounted on its whole trajectory (PLD or RDP)."""
     plan = calibration.plan
-    lines += [
+    lines = [
         *guarantee_lines(calibration),
         "  unit of privacy: one row (its features and label); neighbouring datasets: "
         f"{plan.neighboring_relation.describe()}",
@@ -85,15 +105,15 @@ def privacy_statement(
     else:
         sampling = "full batch (every row in every step)"
     lines.append(f"  steps: {plan.n_steps}; {sampling}")
-    lines += _fact_lines(n_samples, public_facts, training_facts)
+    lines += fact_lines(n_samples, public_facts, training_facts)
     lines.append(
         "  all intermediate iterates may be released: the guarantee covers the whole training "
         "trajectory"
     )
-    return "\n".join(lines)
+    return lines
 
 
-def _fact_lines(n_samples: int, public_facts, training_facts) -> list[str]:
+def fact_lines(n_samples: int, public_facts, training_facts) -> list[str]:
     """The "training:" lines, then what the guarantee treats as public."""
     facts = [f"the number of rows (n={n_samples})"] + list(public_facts or [])
     return [f"  training: {fact}" for fact in training_facts or []] + [
@@ -101,13 +121,16 @@ def _fact_lines(n_samples: int, public_facts, training_facts) -> list[str]:
     ]
 
 
-def _last_iterate_lines(
+def last_iterate_lines(
     calibration: LastIterateCalibration,
+    *,
     clip_bound: float,
     n_samples: int,
-    public_facts: list[str] | None,
-    training_facts: list[str] | None,
+    public_facts: list[str] | None = None,
+    training_facts: list[str] | None = None,
+    mechanism_lines: list[str] | None = None,
 ) -> list[str]:
+    """The statement of a last iterate accounted by Altschuler & Talwar's bound."""
     guarantee = calibration.guarantee
     assert guarantee is not None
     run = calibration.run
@@ -153,7 +176,7 @@ def _last_iterate_lines(
         f"of radius {run.radius:.4g}",
         f"  losses: convex, {curvature} for every possible row; {_burn_in(run)}",
     ]
-    lines += _fact_lines(n_samples, public_facts, training_facts)
+    lines += fact_lines(n_samples, public_facts, training_facts)
     lines.append(
         "  ONLY the last iterate is covered: intermediate iterates, averages of iterates or "
         "losses during training are not released and not protected by this guarantee"

@@ -7,6 +7,7 @@ import math
 from numbers import Integral, Real
 
 import numpy as np
+import torch
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._defaults.linear import (
@@ -17,22 +18,18 @@ from .._defaults.linear import (
     non_private_epochs,
     resolve_epochs,
 )
+from .._defaults.sgd import resolve_average
 from .._engine._glm import CLIP_SAFETY, GLMLoss, LinearModel, rescale_rows
-from .._engine._noisy_sgd import SGDSettings, steps_per_epoch
-from .._engine._optimizers import OPTIMIZER_NAMES, describe_optimizer, make_optimizer
-from .._engine._step_sizes import noise_damped_step
-from .._fit.allocation import has_allocation
-from .._fit.estimator import (
-    SCHEDULE_CONSTRAINTS,
-    BaseDPEstimator,
-    Features,
-    resolve_average,
-    resolve_batch_size,
-)
+from .._fit.estimator import SCHEDULE_CONSTRAINTS, BaseDPEstimator, Features
+from .._fit.flow import PrivacyTarget
+from .._fit.sgd import resolve_batch_size, schedule_settings, sgd_recipe
 from .._scale.fit import ScaleFreeFitMixin
-from ..accounting import ACCOUNTANTS, calibrate
+from ..accounting import ACCOUNTANTS
+from ..mechanisms._registry import OPTIMIZER_NAMES, make_optimizer, optimizer_class
+from ..mechanisms._sgd.settings import SGDSettings, steps_per_epoch
+from ..mechanisms._sgd.step_sizes import noise_damped_step
 
-__all__ = ["BaseDPLinearModel", "LINEAR_ACCOUNTANTS"]
+__all__ = ["BaseDPLinearModel", "LINEAR_ACCOUNTANTS", "linear_params"]
 
 # The linear models are convex, so they also offer the last-iterate accountant.
 LINEAR_ACCOUNTANTS = (*ACCOUNTANTS, "last_iterate")
@@ -44,7 +41,7 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
     _parameter_constraints: dict = {
         # privacy and device get tailored messages from check_privacy and resolve_device.
         "privacy": "no_validation",
-        "optimizer": [StrOptions(set(OPTIMIZER_NAMES))],
+        "optimizer": [StrOptions(OPTIMIZER_NAMES)],  # the live registry
         "optimizer_params": [dict, None],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
         **SCHEDULE_CONSTRAINTS,
@@ -92,34 +89,6 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
             # Refused here, with this estimator's parameter names, before anything is charged
             # or trained; the engine checks the same conditions again.
             self._check_last_iterate(model, l2)
-        # The batch floor for many parameters needs the number of features, which a private
-        # pipeline's plan does not know (it plans the model on n and the labels, before the
-        # preprocessing makes the columns): inside one the batch is a function of n only.
-        batch_size = resolve_batch_size(
-            self.batch_size, n_samples, self.optimizer,
-            n_params=None if has_allocation(self) else model.n_params,
-        )
-        user_scale = self._user_scale_defaults(n_samples, batch_size)
-        settings = SGDSettings(
-            n_samples=n_samples,
-            batch_size=batch_size,
-            epochs=resolve_epochs(
-                self.max_iter, n_samples, batch_size, None if user_scale is None else user_scale[1]
-            ),
-            learning_rate=self._initial_step_size(model, l2, last_iterate, user_scale),
-            max_grad_norm=float(self.max_grad_norm),
-            l2=l2,
-            average=resolve_average(self.average),
-            **self._schedule_settings(),
-            optimizer_params=self.optimizer_params,
-            projection_radius=(
-                None if self.projection_radius is None else float(self.projection_radius)
-            ),
-            smoothness=(
-                model.smoothness(self.max_row_norm, l2) if self._given_row_norm() else None
-            ),
-            strong_convexity=model.strong_convexity(l2),
-        )
         facts = []
         if self._given_row_norm():
             # A per-row transformation with a public bound: free under DP.
@@ -133,29 +102,63 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
                 "after every step all parameters (coefficients and intercept together) were "
                 f"projected onto the L2 ball of radius {self.projection_radius:g}"
             )
-        mechanism = (
-            f"optimizer={self.optimizer!r} (projected DP-SGD, last iterate released)"
-            if last_iterate
-            else f"optimizer={self.optimizer!r} ({describe_optimizer(self.optimizer)})"
-        )
-        params = self._private_fit(
-            X, targets, model, loss.target_dtype, settings, mechanism=mechanism,
-            training_facts=facts,
-        )
-        # Everything fitted lives on the host as numpy.
-        coef = model.coef(params).T.cpu().numpy().astype(np.float64)
-        intercept = model.intercept(params)
-        intercept = (
-            intercept.cpu().numpy().astype(np.float64)
-            if intercept is not None
-            else np.zeros(n_outputs)
-        )
+        n_scaled = targets.shape[1] if targets.ndim > 1 else 1
+
+        def build(target: PrivacyTarget):
+            settings = self._settings(model, l2, n_samples, target)
+            return sgd_recipe(
+                self, settings,
+                lambda settings, calibration, data: self._settings_after_calibration(
+                    settings, calibration, model),
+                model=model,
+                scale_noise=self._scale_noise_multiplier(
+                    target.epsilon, target.delta, n_samples, n_scaled),
+                training_facts=facts,
+            )
+
+        release = self._private_fit(X, targets, build)
+        coef, intercept = linear_params(release.params, n_features, n_outputs)
         scale = self._take_fit_scale()
         if scale is not None:
             coef, intercept = scale.to_user_units(coef, intercept)
             if scale.row_bound is not None:
                 self.row_norm_bound_ = scale.row_bound
         return coef, intercept
+
+    def _settings(
+        self, model: LinearModel, l2: float, n_samples: int, target: PrivacyTarget
+    ) -> SGDSettings:
+        """The public settings of the run, from the parameters and the target."""
+        last_iterate = self.accountant == "last_iterate"
+        # The batch floor for many parameters needs the number of features, which a private
+        # pipeline's plan does not know (it plans the model on n and the labels, before the
+        # preprocessing makes the columns): inside one the batch is a function of n only.
+        batch_size = resolve_batch_size(
+            self.batch_size, n_samples, self.optimizer,
+            n_params=None if target.in_pipeline else model.n_params,
+        )
+        user_scale = self._user_scale_defaults(n_samples, batch_size)
+        settings = SGDSettings(
+            n_samples=n_samples,
+            batch_size=batch_size,
+            epochs=resolve_epochs(
+                self.max_iter, n_samples, batch_size, None if user_scale is None else user_scale[1]
+            ),
+            learning_rate=self._initial_step_size(model, l2, last_iterate, user_scale),
+            max_grad_norm=float(self.max_grad_norm),
+            l2=l2,
+            average=resolve_average(self.average),
+            **schedule_settings(self),
+            optimizer_params=self.optimizer_params,
+            projection_radius=(
+                None if self.projection_radius is None else float(self.projection_radius)
+            ),
+            smoothness=(
+                model.smoothness(self.max_row_norm, l2) if self._given_row_norm() else None
+            ),
+            strong_convexity=model.strong_convexity(l2),
+        )
+        return self._settings_for_privacy(settings, target.epsilon, target.delta, model)
 
     def _initial_step_size(
         self, model: LinearModel, l2: float, last_iterate: bool,
@@ -194,8 +197,9 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
             return dataclasses.replace(settings, epochs=epochs)
         nu = 0.0
         if not math.isinf(epsilon):
-            plan = make_optimizer(self.optimizer, settings, self.accountant).plan()
-            noise = calibrate(plan, epsilon, delta, self.accountant).noise_multiplier
+            optimizer = make_optimizer(self.optimizer, settings, self.accountant)
+            noise = optimizer.calibrate(
+                optimizer.plan(), epsilon, delta, self.accountant).noise_multiplier
             nu = noise_level(noise, model.n_params, settings.batch_size)
         epochs = grown_epochs(settings.epochs, epsilon, nu)
         return settings if epochs == settings.epochs else dataclasses.replace(
@@ -232,11 +236,9 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
                 model.n_params, settings.batch_size, model.loss,
                 changes.get("l2", settings.l2), n_features=model.n_features,
             )
-            # DIFF2 steps along an estimate that sums the noisy differences of every round since
-            # the last restart, so its error grows between restarts; at the full step it
-            # diverged on Adult at epsilon 0.5, at half of it it was stable at every epsilon
-            # measured (docs/benchmarks.md, "Every optimizer with its defaults").
-            changes["learning_rate"] = step / 2 if self.optimizer == "diff2" else step
+            # An optimizer may take a fraction of the rule's step (diff2: half).
+            factor = getattr(optimizer_class(self.optimizer), "auto_step_factor", 1.0)
+            changes["learning_rate"] = step * factor if factor != 1.0 else step
         return dataclasses.replace(settings, **changes) if changes else settings
 
     def _check_last_iterate(self, model: LinearModel, l2: float) -> None:
@@ -313,3 +315,17 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
                 f"L2 penalty l2 = {l2:.3g}), so 2 / M = {limit:.6g} but eta0={self.eta0:g}. "
                 f"Use {suggestion}, or a smaller max_row_norm."
             )
+
+
+def linear_params(params, n_features: int, n_outputs: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(coef, intercept)`` in float64 from released parameters in the linear model's flat
+    layout ``[W.ravel(), b]`` (``W`` of shape (n_features, n_outputs); no ``b`` without an
+    intercept): ``coef`` of shape (n_outputs, n_features)."""
+    flat = (
+        params.cpu().numpy().astype(np.float64)
+        if isinstance(params, torch.Tensor) else np.asarray(params, dtype=np.float64)
+    )
+    n_weights = n_features * n_outputs
+    coef = flat[:n_weights].reshape(n_features, n_outputs).T
+    intercept = flat[n_weights:] if flat.size > n_weights else np.zeros(n_outputs)
+    return coef, intercept

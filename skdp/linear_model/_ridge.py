@@ -5,13 +5,16 @@ from __future__ import annotations
 import math
 from numbers import Real
 
+import numpy as np
 from sklearn.base import RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 
 from .._engine._glm import GLMLoss
-from .._scale.public_scale import range_scale
-from ._base import BaseDPLinearModel
-from ._ssp import SSPBounds, fit_ssp
+from .._fit.flow import FitRecipe, PrivacyTarget
+from .._scale.public_scale import range_scale, search_needs
+from ..mechanisms._ssp.mechanism import LABEL as SSP_LABEL
+from ..mechanisms._ssp.mechanism import SSP, SSPBounds
+from ._base import BaseDPLinearModel, linear_params
 
 __all__ = ["DPRidge"]
 
@@ -64,7 +67,7 @@ class DPRidge(RegressorMixin, BaseDPLinearModel):
         ``'autodp'`` or three relative noise multipliers of lambda_min, ``X^T X``, ``X^T y``),
         ``symmetric_noise`` (``'goe'`` or ``'mirror'``), ``eigen_floor`` (0.25: eigenvalues of
         the noisy ``X^T X`` below ``0.25 lambda`` are raised to it; ``None`` adds ``lambda`` to
-        all, the paper's rule); ``docs/optimizers.md`` explains them.
+        all, the paper's rule); see ``docs/user_guide/optimizers.md``.
         The other optimizers take none.
     max_grad_norm : float, default=1.0
         Per-example gradient clipping bound (the L2 sensitivity of each noisy sum).
@@ -382,7 +385,7 @@ default='constant'
         X, y, targets = self._validate_regression_data(X, y)
         self._target_range()  # refuse a malformed range before anything is charged
         if self.optimizer == "ssp":
-            coef, intercept = fit_ssp(self, X, targets, _ssp_bounds)
+            coef, intercept = self._fit_ssp(X, targets)
         else:
             coef, intercept = self._fit_linear(X, targets, GLMLoss.SQUARED, targets.shape[1])
         if y.ndim == 1:
@@ -390,6 +393,52 @@ default='constant'
         else:
             self.coef_, self.intercept_ = coef, intercept
         return self
+
+    def _fit_ssp(self, X, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``optimizer='ssp'``: AdaSSP through the shared fit flow; ``(coef, intercept)``."""
+        n_samples, n_features = X.shape
+        n_targets = targets.shape[1]
+
+        def build(target: PrivacyTarget) -> FitRecipe:
+            private = target.private
+            params = SSP.parse_params(self.optimizer_params, self.accountant)
+            # max_row_norm='auto': the bounds come from a DP search for a public scale, planned
+            # now (public n and privacy) and run after the charge; the statistics are then
+            # released on that scale, where rows have norm <= 1 and targets lie in [-1, 1].
+            # Without privacy nothing is clipped and the solve is scikit-learn's Ridge.
+            searches = self.max_row_norm == "auto" and private
+            scale_noise = self._scale_noise_multiplier(
+                target.epsilon, target.delta, n_samples, n_targets, warn=False,
+                centre_only=False,
+            ) if searches else None
+            if searches and scale_noise is None:
+                needs = search_needs(
+                    target.epsilon, target.delta, n_samples,
+                    self._scale_search_outputs(n_targets),
+                )
+                raise ValueError(
+                    f"optimizer='ssp' with n={n_samples} rows and this privacy cannot find a "
+                    f"public scale for the data (max_row_norm='auto'; {needs}); pass public "
+                    "bounds max_row_norm and target_bound, or use optimizer='noisy_sgd'"
+                )
+            bounds = (
+                SSPBounds(1.0, 1.0) if scale_noise is not None
+                else _ssp_bounds(self, targets, private=private)
+            )
+            ssp = SSP(params, bounds, alpha=self.alpha, fit_intercept=self.fit_intercept,
+                      private=private)
+            return FitRecipe(
+                ssp, SSP_LABEL, scale_noise=scale_noise, apply_scale=scale_noise is not None,
+                training_facts=ssp.training_facts(n_targets),
+            )
+
+        release = self._private_fit(X, targets, build)
+        coef, intercept = linear_params(release.params, n_features, n_targets)
+        scale = self._take_fit_scale()
+        if scale is not None:
+            coef, intercept = scale.to_user_units(coef, intercept)
+            self.row_norm_bound_ = scale.row_bound
+        return coef, intercept
 
     def predict(self, X):
         """Predict targets.
@@ -408,7 +457,7 @@ default='constant'
         return X @ self.coef_.T + self.intercept_
 
 
-def _ssp_bounds(estimator: DPRidge, X, targets, *, private: bool) -> SSPBounds:
+def _ssp_bounds(estimator: DPRidge, targets, *, private: bool) -> SSPBounds:
     """The public bounds ``(B_x, B_y)`` of ``optimizer='ssp'``, as numbers.
 
     The one place they come from: today ``max_row_norm`` and ``target_bound``. Never from

@@ -15,7 +15,7 @@ from joblib import Parallel, delayed
 from sklearn.base import BaseEstimator, clone
 from sklearn.pipeline import Pipeline
 
-from .._fit.estimator import planned_spend
+from .._fit.planned import planned_spend
 from .._utils.validation import PrivacyWarning
 from ..budget import _context as _budget_context
 from ..budget._records import with_extra_delta

@@ -10,19 +10,16 @@ import numpy as np
 from scipy.special import expit
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._defaults.sgd import resolve_average
 from .._engine._losses import OutputLoss
 from .._engine._mlp import Activation, MLPModel
-from .._engine._noisy_sgd import SGDSettings
-from .._engine._optimizers import OPTIMIZER_NAMES, describe_optimizer
-from .._engine._step_sizes import noise_damped_step
-from .._fit.estimator import (
-    SCHEDULE_CONSTRAINTS,
-    BaseDPEstimator,
-    Features,
-    resolve_average,
-    resolve_batch_size,
-)
+from .._fit.estimator import SCHEDULE_CONSTRAINTS, BaseDPEstimator, Features
+from .._fit.flow import PrivacyTarget
+from .._fit.sgd import resolve_batch_size, schedule_settings, sgd_recipe
 from ..accounting import ACCOUNTANTS
+from ..mechanisms._registry import OPTIMIZER_NAMES
+from ..mechanisms._sgd.settings import SGDSettings
+from ..mechanisms._sgd.step_sizes import noise_damped_step
 
 __all__ = ["BaseDPMLP"]
 
@@ -68,7 +65,7 @@ class BaseDPMLP(BaseDPEstimator):
         "privacy": "no_validation",
         "hidden_layer_sizes": ["array-like", Interval(Integral, 1, None, closed="left")],
         "activation": [StrOptions({a.value for a in Activation})],
-        "optimizer": [StrOptions(set(OPTIMIZER_NAMES))],
+        "optimizer": [StrOptions(OPTIMIZER_NAMES)],  # the live registry
         "optimizer_params": [dict, None],
         "max_grad_norm": [Interval(Real, 0, None, closed="neither")],
         "alpha": [Interval(Real, 0, None, closed="left")],
@@ -140,22 +137,26 @@ class BaseDPMLP(BaseDPEstimator):
             # mean gradient; the same here, with the expected batch size.
             l2=float(self.alpha) / batch_size,
             average=resolve_average(self.average),
-            **self._schedule_settings(),
+            **schedule_settings(self),
             optimizer_params=self.optimizer_params,
         )
         activation = Activation(self.activation)
         model = MLPModel(self._layer_sizes(n_features, n_outputs), activation, loss)
-        params = self._private_fit(
-            X,
-            targets,
-            model,
-            loss.target_dtype,
-            settings,
-            mechanism=(
-                f"optimizer={self.optimizer!r} ({describe_optimizer(self.optimizer)}, "
-                "per-layer ghost clipping)"
-            ),
-        )
+        n_scaled = targets.shape[1] if targets.ndim > 1 else 1
+
+        def build(target: PrivacyTarget):
+            return sgd_recipe(
+                self,
+                self._settings_for_privacy(settings, target.epsilon, target.delta, model),
+                lambda settings, calibration, data: self._settings_after_calibration(
+                    settings, calibration, model),
+                model=model,
+                label_suffix=", per-layer ghost clipping",
+                scale_noise=self._scale_noise_multiplier(
+                    target.epsilon, target.delta, n_samples, n_scaled),
+            )
+
+        params = self._private_fit(X, targets, build).params
         # Everything fitted lives on the host as numpy: a fitted model pickles and predicts
         # without torch.
         self.coefs_ = [W.cpu().numpy().astype(np.float64) for W, _ in model.layers(params)]

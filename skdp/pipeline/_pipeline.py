@@ -14,8 +14,8 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from .._fit.allocation import attach_allocation, detach_allocation
 from .._fit.charging import charge_budget, resolve_budget
-from .._fit.estimator import _PLAN_ONLY, PlannedSpend, planned_spend
 from .._fit.leaks import AccountsEveryStep
+from .._fit.planned import PlannedSpend, plan_only, planned_spend
 from .._utils.html import PrivacyReprMixin
 from .._utils.validation import check_privacy, warn_if_delta_large
 from ..accounting import Calibration
@@ -200,7 +200,7 @@ class PrivatePipeline(PrivacyReprMixin, AccountsEveryStep, Pipeline):
         layout = self._layout(X)
         plan = self._plan(X, y, layout)
         spend = with_extra_delta(plan.event, plan.extra_delta)
-        if _PLAN_ONLY.get():
+        if plan_only():
             raise PlannedSpend(plan.calibration, spend)
         budget = resolve_budget(self.budget)
         if budget is not None:

@@ -37,20 +37,20 @@ def parse_optimizer_params(params_class, given: Mapping[str, Any] | None, optimi
     return None if params_class is None else params_class(**given)
 
 
-def _is_number(value) -> bool:
+def is_number(value) -> bool:
     # numbers.Real admits numpy scalars (from np.linspace grids); bool is not a setting.
     return isinstance(value, Real) and not isinstance(value, bool)
 
 
 def check_unit_interval(name: str, value: float, *, open_low: bool = False) -> None:
-    low_ok = _is_number(value) and (value > 0.0 if open_low else value >= 0.0)
+    low_ok = is_number(value) and (value > 0.0 if open_low else value >= 0.0)
     if not (low_ok and value <= 1.0):
         interval = "(0, 1]" if open_low else "[0, 1]"
         raise ValueError(f"optimizer_params[{name!r}] must be in {interval}, got {value!r}")
 
 
 def check_positive(name: str, value: float) -> None:
-    if not (_is_number(value) and 0.0 < value < float("inf")):
+    if not (is_number(value) and 0.0 < value < float("inf")):
         raise ValueError(
             f"optimizer_params[{name!r}] must be a positive finite number, got {value!r}"
         )

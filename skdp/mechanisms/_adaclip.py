@@ -30,12 +30,12 @@ from dataclasses import dataclass
 
 import torch
 
+from .._engine._device import FitRandomness
+from .._engine._factored import clip_factors, transformed_sq_norms, weighted_gradient_sum
+from .._engine._model import DPModel
 from ..accounting import Calibration
-from ._device import FitRandomness
-from ._factored import clip_factors, transformed_sq_norms, weighted_gradient_sum
-from ._model import DPModel
-from ._noisy_sgd import NoisySGD
-from ._optimizer_params import check_positive, check_unit_interval
+from ._params import check_positive, check_unit_interval
+from ._sgd.optimizer import SGDOptimizer
 
 __all__ = ["AdaClip", "AdaClipParams", "AdaClipState", "AdaClipMean"]
 
@@ -50,7 +50,7 @@ class AdaClipParams:
         Target ``E ||(g - a) / b||^2``: smaller keeps clipping rarer at the price of more noise.
         The paper's algorithm uses 1; clipping biases the variance estimates down, which at
         ``gamma = 1`` collapsed the scale on the paper's own synthetic problem and at
-        ``gamma = 0.5`` on Adult at small noise (measured; ``docs/optimizers.md``).
+        ``gamma = 0.5`` on Adult at small noise (measured; ``docs/user_guide/optimizers.md``).
     beta1 : float, default=0.99
         Decay of the moving average of the released gradients (the centre ``a``); 1 freezes it.
     beta2 : float, default=0.9
@@ -165,16 +165,16 @@ class AdaClipMean:
 
     def noise_variance(self, step: int) -> float:
         """Mean per-coordinate noise variance of the last release, ``mean(b^2) sigma^2 / B^2``
-        (called after the step, as :class:`~skdp._engine._step_sizes.AdaGradNorm` does)."""
+        (called after the step, as :class:`~skdp.mechanisms._sgd.step_sizes.AdaGradNorm` does)."""
         mean_sq = float(self._last_scale.square().mean())  # only adagrad_norm asks
         return mean_sq * (self.noise_stds[step] / self.denominator) ** 2
 
 
-class AdaClip(NoisySGD):
+class AdaClip(SGDOptimizer):
     """DP-SGD with adaclip's coordinate-wise adaptive clipping.
 
     Sampling, noise schedules, step sizes, averaging and the accounting are those of
-    :class:`NoisySGD` (the transformed per-example vectors have norm at most 1, so the noise
+    DP-SGD (the transformed per-example vectors have norm at most 1, so the noise
     multiplier has its usual meaning with sensitivity 1); only the privatisation of a batch
     differs. Without privacy (``privacy=(inf, 0)``) it trains exactly like ``noisy_sgd``.
     """

@@ -24,8 +24,8 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
-from ..accounting._ssp import BUDGET_SPLITS, resolve_budget_split
-from ._optimizer_params import _is_number
+from ...accounting._ssp import BUDGET_SPLITS, resolve_budget_split
+from .._params import is_number
 
 __all__ = [
     "SSPParams",
@@ -81,7 +81,7 @@ class SSPParams:
     eigen_floor: float | None = 0.25
 
     def __post_init__(self) -> None:
-        if not (_is_number(self.rho) and 0.0 < self.rho < 1.0):
+        if not (is_number(self.rho) and 0.0 < self.rho < 1.0):
             raise ValueError(f"optimizer_params['rho'] must be in (0, 1), got {self.rho!r}")
         resolve_budget_split(self.budget_split)  # raises with the accepted values
         if self.symmetric_noise not in SYMMETRIC_NOISE:
@@ -90,7 +90,7 @@ class SSPParams:
                 f"{self.symmetric_noise!r}"
             )
         floor = self.eigen_floor
-        if floor is not None and not (_is_number(floor) and 0.0 < floor <= 1.0):
+        if floor is not None and not (is_number(floor) and 0.0 < floor <= 1.0):
             raise ValueError(
                 f"optimizer_params['eigen_floor'] must be in (0, 1] or None, got {floor!r}"
             )

@@ -1,0 +1,1 @@
+"""What the DP-SGD optimizers share: settings, the loop, privatisation, iterates, steps."""

@@ -1,0 +1,1 @@
+"""optimizer='ssp': AdaSSP, noisy sufficient statistics and one ridge solve."""

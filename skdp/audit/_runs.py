@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_X_y
 
 from .._fit.estimator import BaseDPEstimator, _neighboring_relation, planned_spend
 from ..accounting import NeighboringRelation
-from ..budget._context import _CURRENT
+from ..budget._context import CURRENT_BUDGET as _CURRENT
 from ._scores import canary_scores
 
 __all__ = ["AuditData", "check_audit_inputs", "fit_and_score", "fit_many", "run_seeds"]

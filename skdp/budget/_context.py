@@ -8,11 +8,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from ._ledger import PrivacyBudget
 
-__all__ = ["current_budget"]
+__all__ = ["CURRENT_BUDGET", "current_budget", "enter", "leave"]
 
-_CURRENT: contextvars.ContextVar[PrivacyBudget | None] = contextvars.ContextVar(
+#: The current budget. Code that must hide it from the fits it runs (an audit's fits, a private
+#: search's trials) sets it to ``None`` and resets it with the token afterwards.
+CURRENT_BUDGET: contextvars.ContextVar[PrivacyBudget | None] = contextvars.ContextVar(
     "skdp_current_budget", default=None
 )
+_CURRENT = CURRENT_BUDGET  # the former name, still read by skdp.model_selection._execution
 # Tokens of the enclosing `with` blocks, innermost last, so that nested blocks restore the
 # budget that was current before them. A context variable too: each thread and task has its own.
 _TOKENS: contextvars.ContextVar[tuple[contextvars.Token, ...]] = contextvars.ContextVar(
@@ -27,11 +30,11 @@ def current_budget() -> PrivacyBudget | None:
     ``multiprocessing`` children do not see it. Pass ``budget=`` explicitly to estimators whose
     fits may run in other processes; an explicit budget is pickled as a handle to the same file.
     """
-    return _CURRENT.get()
+    return CURRENT_BUDGET.get()
 
 
 def enter(budget: PrivacyBudget) -> None:
-    token = _CURRENT.set(budget)
+    token = CURRENT_BUDGET.set(budget)
     _TOKENS.set((*_TOKENS.get(), token))
 
 
@@ -39,5 +42,5 @@ def leave() -> None:
     tokens = _TOKENS.get()
     if not tokens:
         raise RuntimeError("leaving a `with budget:` block that was not entered")
-    _CURRENT.reset(tokens[-1])
+    CURRENT_BUDGET.reset(tokens[-1])
     _TOKENS.set(tokens[:-1])

@@ -17,7 +17,7 @@ from sklearn.pipeline import Pipeline
 
 from .._fit.planned import planned_spend
 from .._utils.validation import PrivacyWarning
-from ..budget import _context as _budget_context
+from ..budget._context import CURRENT_BUDGET
 from ..budget._records import with_extra_delta
 from ..pipeline import PrivatePipeline
 from ._candidates import SearchTarget
@@ -38,14 +38,14 @@ TrialOutcome = tuple[float, Any]
 def no_current_budget() -> Iterator[None]:
     """Trials and the refit charge nothing: the search charges its total once. This hides an
     enclosing ``with budget:`` block from them (worker processes never see it anyway)."""
-    token = _budget_context._CURRENT.set(None)
+    token = CURRENT_BUDGET.set(None)
     try:
         with warnings.catch_warnings():
             # The search warns about a large delta once, for the whole data set.
             warnings.simplefilter("ignore", PrivacyWarning)
             yield
     finally:
-        _budget_context._CURRENT.reset(token)
+        CURRENT_BUDGET.reset(token)
 
 
 def quiet_planned_spend(estimator: BaseEstimator, X, y) -> Any:

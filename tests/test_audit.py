@@ -166,7 +166,7 @@ def mlp_long_run(Estimator, optimizer: str):
     # for a black-box audit to catch a broken mechanism (the audit tests the mechanism).
     return linear_estimator(
         Estimator, optimizer, 1.0, hidden_layer_sizes=(8,), max_iter=60, learning_rate="constant",
-        learning_rate_init=Estimator._PRIVATE_STEP,
+        learning_rate_init=Estimator._STEPS.private,
     )
 
 

@@ -2,7 +2,7 @@
 the calibrated noise, the loss) only, never of the data's values.
 
 Both assume rows on a known scale: with ``max_row_norm='auto'`` (the default) the fit trains on
-rows of norm at most 1 (``skdp/_public_scale.py``), so one rule holds for every scaling of the
+rows of norm at most 1 (``skdp/_scale/public_scale.py``), so one rule holds for every scaling of the
 data. The constants were chosen by leaving one data set out (``benchmarks/bench_defaults.py``;
 ``docs/benchmarks.md``, "Defaults on data they were not tuned on").
 """
@@ -13,6 +13,7 @@ import math
 
 from .._engine._losses import OutputLoss
 from ..mechanisms._sgd.settings import steps_per_epoch
+from .registry import Rule, register
 
 __all__ = [
     "auto_step_size",
@@ -69,8 +70,17 @@ def grown_epochs(epochs: int, epsilon: float, nu: float) -> int:
     return int(min(MAX_GROWN_EPOCHS, max(epochs, round(epochs * epsilon**EPOCH_GROWTH))))
 
 
+#: DPLogisticRegression's ``(eta0, epochs)`` for mini-batch runs on the user's own row scale
+#: (``max_row_norm`` None or a float): measured on eight data sets (the step) and on Adult and
+#: Fashion-MNIST (the epochs); the scale-free rule was up to 3 points behind there, and the
+#: 1000-step rule up to 38 points behind on small sets (wine, breast cancer) at the same privacy.
+LOGISTIC_USER_SCALE = (4.0, 20)
+#: Without privacy nothing is clipped, and the former 2.0 measured 0.1-0.2 points ahead of 4.0
+#: on Fashion-MNIST, digits and fertility.
+LOGISTIC_NON_PRIVATE_STEP = 2.0
+
 #: DPLogisticRegression's step on the user's scale is ``4.0 / (1 + USER_SCALE_DAMPING mu)``
-#: (the 4.0 is ``_USER_SCALE_DEFAULTS``), with ``mu = z / b`` the standard deviation of the
+#: (the 4.0 is ``LOGISTIC_USER_SCALE``), with ``mu = z / b`` the standard deviation of the
 #: noise on each coordinate of a mean gradient relative to the clipping bound (public: the
 #: calibrated noise multiplier and the batch size). Where ``mu`` is large (small data, small
 #: epsilon: wine, breast cancer, digits) the fit is noise-limited and a smaller step averages
@@ -100,13 +110,7 @@ def non_private_epochs(epochs: int, per_epoch: int, loss: OutputLoss) -> int:
     ``NON_PRIVATE_STEPS``; full-batch runs (one step per epoch) keep ``epochs``."""
     if per_epoch <= 1:
         return epochs
-    task = "regression" if OutputLoss(loss) is OutputLoss.SQUARED else "classification"
-    return max(epochs, math.ceil(NON_PRIVATE_STEPS[task] / per_epoch))
-
-
-# Upper bounds on the second derivative of each loss in the logit (prediction), per unit of
-# squared row norm: binary log-loss 1/4, softmax 1/2, half squared error 1.
-_CURVATURE = {OutputLoss.LOGISTIC: 0.25, OutputLoss.SOFTMAX: 0.5, OutputLoss.SQUARED: 1.0}
+    return max(epochs, math.ceil(NON_PRIVATE_STEPS[OutputLoss(loss).task] / per_epoch))
 
 
 def noise_level(noise_multiplier: float, n_params: int, batch_size: int) -> float:
@@ -137,8 +141,8 @@ def auto_step_size(
     bound = 2.0 if row_bound is None else row_bound
     squared_norm = bound**2 + (1.0 if fit_intercept else 0.0)
     loss = OutputLoss(loss)
-    task = "regression" if loss is OutputLoss.SQUARED else "classification"
-    smoothness = _CURVATURE[loss] * squared_norm + l2
+    task = loss.task
+    smoothness = loss.curvature * squared_norm + l2
     nu = noise_level(noise_multiplier, n_params, batch_size)
     width = 1.0 if n_features is None else (n_features / REFERENCE_FEATURES) ** (
         FEATURE_EXPONENT[task]
@@ -163,3 +167,53 @@ def resolve_epochs(
     if mini_batch_epochs is not None and per_epoch > 1:
         return int(mini_batch_epochs)
     return int(max(MIN_EPOCHS, math.ceil(MIN_STEPS / per_epoch)))
+
+
+# --- the registry ------------------------------------------------------------------------------
+_LINEAR = ("DPLogisticRegression", "DPRidge")
+register(Rule(
+    "linear.eta0.scale_free", "eta0='auto' (rows on a public scale)", _LINEAR,
+    "eta0 = STEP_SCALE[task] * (d / REFERENCE_FEATURES)^FEATURE_EXPONENT[task] / "
+    "(c R^2 + l2) / (1 + NOISE_DAMPING[task] nu), with c the loss's curvature (1/4 logistic, "
+    "1/2 softmax, 1 squared), R^2 = max_row_norm^2 (+1 with an intercept; rows of norm ~2 "
+    "without a bound), nu = z sqrt(p) / b the noise norm on a mean gradient relative to the "
+    "clipping bound, and the task (classification or regression) given by the loss; times the "
+    "optimizer's auto_step_factor (diff2: 1/2, it diverged at the full step on Adult at "
+    "epsilon 0.5).",
+    {"STEP_SCALE": STEP_SCALE, "FEATURE_EXPONENT": FEATURE_EXPONENT,
+     "REFERENCE_FEATURES": REFERENCE_FEATURES, "NOISE_DAMPING": NOISE_DAMPING},
+    "benchmarks/bench_defaults.py (leave one data set out; results/defaults_study.json)",
+    auto_step_size,
+))
+register(Rule(
+    "linear.eta0.user_scale", "eta0='auto' (DPLogisticRegression, rows as given)",
+    ("DPLogisticRegression",),
+    "mini-batch runs on the user's own row scale (max_row_norm None or a float): "
+    "LOGISTIC_USER_SCALE = (step, epochs); eta0 = step / (1 + USER_SCALE_DAMPING z / b) with "
+    "z / b the calibrated noise per coordinate of a mean gradient relative to the clipping "
+    "bound, LOGISTIC_NON_PRIVATE_STEP without privacy (nothing is clipped). Full-batch runs and "
+    "runs on the scale max_row_norm='auto' finds use the scale-free rule.",
+    {"LOGISTIC_USER_SCALE": LOGISTIC_USER_SCALE, "USER_SCALE_DAMPING": USER_SCALE_DAMPING,
+     "LOGISTIC_NON_PRIVATE_STEP": LOGISTIC_NON_PRIVATE_STEP},
+    "benchmarks/tune_user_scale_damping.py (eight data sets, leave one out; "
+    "results/user_scale_step.json); epochs: benchmarks/tune_defaults.py",
+))
+register(Rule(
+    "linear.max_iter", "max_iter='auto'", _LINEAR,
+    "enough epochs for MIN_STEPS steps and at least MIN_EPOCHS; DPLogisticRegression on its "
+    "user's scale: 20 epochs, grown to 20 epsilon^EPOCH_GROWTH (at most MAX_GROWN_EPOCHS) at "
+    "epsilon > 1 where the 20-epoch run's noise norm nu is at most QUIET_NOISE; without "
+    "privacy, mini-batch runs make NON_PRIVATE_STEPS[task] steps (only iterations limit them). "
+    "Full-batch diff2 makes one step (a round) per epoch.",
+    {"MIN_STEPS": MIN_STEPS, "MIN_EPOCHS": MIN_EPOCHS, "EPOCH_GROWTH": EPOCH_GROWTH,
+     "QUIET_NOISE": QUIET_NOISE, "MAX_GROWN_EPOCHS": MAX_GROWN_EPOCHS,
+     "NON_PRIVATE_STEPS": NON_PRIVATE_STEPS},
+    "benchmarks/bench_defaults.py (MIN_STEPS, MIN_EPOCHS); benchmarks/bench_epoch_growth.py "
+    "(growth); benchmarks/tune_diff2_rounds.py (diff2 rounds, results/diff2_rounds.json)",
+    resolve_epochs,
+))
+register(Rule(
+    "linear.eta0.last_iterate", "eta0='auto' with accountant='last_iterate'", _LINEAR,
+    "1 / M, half the largest step the last-iterate bound allows (2 / M, M the smoothness of "
+    "every per-example loss): every per-example step is then a contraction.",
+))

@@ -7,6 +7,8 @@ import math
 
 import numpy as np
 
+from .registry import Rule, register
+
 __all__ = [
     "AUTO_BATCH_FRACTION",
     "AUTO_BATCH_MAX",
@@ -14,6 +16,7 @@ __all__ = [
     "DEFAULT_AVERAGE_FRACTION",
     "PARAM_BATCH_FACTOR",
     "auto_batch_size",
+    "noise_damped_step",
     "resolve_average",
     "resolve_learning_rate",
 ]
@@ -60,3 +63,54 @@ def resolve_learning_rate(learning_rate: str, auto_schedule: str) -> str:
     ``'invscaling'``, for ADP-SGD, whose noise is shaped to its step sizes; ``'constant'``
     otherwise); a named schedule as given."""
     return auto_schedule if learning_rate == "auto" else learning_rate
+
+
+def noise_damped_step(
+    step: float, noise_multiplier: float, batch_size: float, damping: float
+) -> float:
+    """``step / (1 + damping z / b)``: a measured step shrunk by the noise per coordinate.
+
+    ``z / b`` is the standard deviation of the noise on each coordinate of a mean gradient
+    relative to the clipping bound: public (the calibrated noise multiplier and the expected
+    batch size). Where it is large the fit is noise-limited and a smaller step averages more of
+    the noise away; where it is small the step is nearly the measured one.
+    """
+    return step / (1.0 + damping * noise_multiplier / batch_size)
+
+
+register(Rule(
+    "sgd.batch_size", "batch_size='auto'",
+    ("DPLogisticRegression", "DPRidge", "DPMLPClassifier", "DPMLPRegressor"),
+    "n * AUTO_BATCH_FRACTION within [m, AUTO_BATCH_MAX], m = max(AUTO_BATCH_MIN, "
+    "PARAM_BATCH_FACTOR sqrt(p)) for the linear models (p parameters; n alone inside a private "
+    "pipeline, whose plan does not know the columns), never above n; every row for full-batch "
+    "optimizers (diff2).",
+    {"AUTO_BATCH_FRACTION": AUTO_BATCH_FRACTION, "AUTO_BATCH_MIN": AUTO_BATCH_MIN,
+     "AUTO_BATCH_MAX": AUTO_BATCH_MAX, "PARAM_BATCH_FACTOR": PARAM_BATCH_FACTOR},
+    "benchmarks/tune_defaults.py (Adult, diamonds); the floor: benchmarks/bench_defaults.py "
+    "(digits, ames held out)",
+    auto_batch_size,
+))
+register(Rule(
+    "sgd.average", "average=True",
+    ("DPLogisticRegression", "DPRidge", "DPMLPClassifier", "DPMLPRegressor"),
+    "release the average of the last DEFAULT_AVERAGE_FRACTION of the iterates "
+    "(post-processing: it costs no privacy and cancels noise).",
+    {"DEFAULT_AVERAGE_FRACTION": DEFAULT_AVERAGE_FRACTION},
+    "benchmarks/tune_averaging.py (Adult, diamonds; every epsilon within 0.0002 of the best)",
+    resolve_average,
+))
+register(Rule(
+    "sgd.learning_rate", "learning_rate='auto'",
+    ("DPLogisticRegression", "DPRidge", "DPMLPClassifier", "DPMLPRegressor"),
+    "the optimizer's own schedule: 'invscaling' for adp_sgd (ADP-SGD as its paper defines it: "
+    "decaying steps, noise shaped to them), 'constant' for the others.",
+    function=resolve_learning_rate,
+))
+register(Rule(
+    "sgd.noise_damped_step", "the damped steps of eta0 / learning_rate_init='auto'",
+    ("DPLogisticRegression", "DPMLPClassifier", "DPMLPRegressor"),
+    "step / (1 + damping z / b): a measured step shrunk by the calibrated noise per coordinate "
+    "of a mean gradient (z the noise multiplier, b the expected batch size; both public).",
+    function=noise_damped_step,
+))

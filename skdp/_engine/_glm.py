@@ -37,12 +37,6 @@ ROW_NORM_SAFETY = 1.0 - 1e-6
 # The GLM losses are the shared output losses (kept under this name for readability).
 GLMLoss = OutputLoss
 
-# Curvature of each loss in the model's output z: sup of the largest eigenvalue of
-# d^2 loss / dz^2 (logistic: s(1 - s) <= 1/4; softmax: diag(p) - p p^T <= 1/2; half squared
-# error: 1). The per-example loss in the parameters is then (this constant) * ||[x, 1]||^2-smooth.
-_OUTPUT_CURVATURE = {OutputLoss.LOGISTIC: 0.25, OutputLoss.SOFTMAX: 0.5, OutputLoss.SQUARED: 1.0}
-
-
 def rescale_rows(
     X: np.ndarray | sp.spmatrix | sp.sparray, max_norm: float
 ) -> np.ndarray | sp.csr_array:
@@ -129,7 +123,7 @@ class LinearModel:
         1-smooth convex Huber function of ``||z - y||``. (Softmax is the exception: see
         :meth:`clipping_keeps_convexity`.)
         """
-        return _OUTPUT_CURVATURE[self.loss] * self.augmented_row_bound(max_row_norm) ** 2 + l2
+        return self.loss.curvature * self.augmented_row_bound(max_row_norm) ** 2 + l2
 
     def strong_convexity(self, l2: float) -> float:
         """Strong convexity ``m`` of every per-example loss: ``l2`` when the penalty covers

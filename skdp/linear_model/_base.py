@@ -18,7 +18,7 @@ from .._defaults.linear import (
     non_private_epochs,
     resolve_epochs,
 )
-from .._defaults.sgd import resolve_average
+from .._defaults.sgd import noise_damped_step, resolve_average
 from .._engine._glm import CLIP_SAFETY, GLMLoss, LinearModel, rescale_rows
 from .._fit.estimator import SCHEDULE_CONSTRAINTS, BaseDPEstimator, Features
 from .._fit.flow import PrivacyTarget
@@ -27,7 +27,6 @@ from .._scale.fit import ScaleFreeFitMixin
 from ..accounting import ACCOUNTANTS
 from ..mechanisms._registry import OPTIMIZER_NAMES, make_optimizer, optimizer_class
 from ..mechanisms._sgd.settings import SGDSettings, steps_per_epoch
-from ..mechanisms._sgd.step_sizes import noise_damped_step
 
 __all__ = ["BaseDPLinearModel", "LINEAR_ACCOUNTANTS", "linear_params"]
 

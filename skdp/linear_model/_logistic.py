@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 
+from .._defaults.linear import LOGISTIC_NON_PRIVATE_STEP, LOGISTIC_USER_SCALE
 from .._utils.classes import LogitClassifierMixin, class_facts, encode_classes, output_loss
 from ._base import BaseDPLinearModel
 
@@ -269,16 +270,9 @@ default='constant'
         "classes": ["array-like", None],
     }
 
-    # eta0='auto' and max_iter='auto' on the user's scale, mini-batch: the step measured on eight
-    # data sets (docs/benchmarks.md, "Damping the user-scale step by the noise per coordinate";
-    # 2.0 undamped before) and the epochs on Adult and Fashion-MNIST; the scale-free
-    # rule was up to 3 points behind there, and the 1000-step rule up to 38 points behind on
-    # small sets (wine, breast cancer) at the same privacy ("Every optimizer with its defaults").
-    # The step is damped by the calibrated noise (_defaults.USER_SCALE_DAMPING).
-    _USER_SCALE_DEFAULTS = (4.0, 20)
-    # Without privacy nothing is clipped, and the former 2.0 measured 0.1-0.2 points ahead of
-    # 4.0 on Fashion-MNIST, digits and fertility (docs/benchmarks.md, same section).
-    _NON_PRIVATE_USER_SCALE_STEP = 2.0
+    # eta0='auto' and max_iter='auto' on the user's scale (skdp._defaults.linear).
+    _USER_SCALE_DEFAULTS = LOGISTIC_USER_SCALE
+    _NON_PRIVATE_USER_SCALE_STEP = LOGISTIC_NON_PRIVATE_STEP
 
     def __init__(
         self,

@@ -10,7 +10,8 @@ import numpy as np
 from scipy.special import expit
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .._defaults.sgd import resolve_average
+from .._defaults.mlp import NON_PRIVATE_EPOCHS, PRIVATE_EPOCHS, MLPSteps
+from .._defaults.sgd import noise_damped_step, resolve_average
 from .._engine._losses import OutputLoss
 from .._engine._mlp import Activation, MLPModel
 from .._fit.estimator import SCHEDULE_CONSTRAINTS, BaseDPEstimator, Features
@@ -19,7 +20,6 @@ from .._fit.sgd import resolve_batch_size, schedule_settings, sgd_recipe
 from ..accounting import ACCOUNTANTS
 from ..mechanisms._registry import OPTIMIZER_NAMES
 from ..mechanisms._sgd.settings import SGDSettings
-from ..mechanisms._sgd.step_sizes import noise_damped_step
 
 __all__ = ["BaseDPMLP"]
 
@@ -44,21 +44,8 @@ def _hidden_activation(z: np.ndarray, activation: Activation) -> np.ndarray:
 class BaseDPMLP(BaseDPEstimator):
     """Base class of the DP MLPs: a dense network trained by DP-SGD with ghost clipping."""
 
-    #: ``learning_rate_init='auto'``: the step of a private fit (on clipped gradients, most of
-    #: them at the bound: a normalised-gradient step) and of a non-private one (raw gradients,
-    #: no clipping), each measured over eleven data sets (benchmarks/bench_mlp_defaults.py).
-    _PRIVATE_STEP: float
-    _NON_PRIVATE_STEP: float
-    #: The private step shrinks as ``1 / (1 + damping z / b)`` with the calibrated noise per
-    #: coordinate of a mean gradient (``noise_damped_step``); 0: not damped.
-    _PRIVATE_STEP_DAMPING: float = 0.0
-    #: ``max_iter='auto'``: the measured 20 epochs of a private fit, and 100 without privacy,
-    #: where nothing but iterations limits a fit (no noise): 20 epochs left DPMLPRegressor
-    #: 0.01-0.02 R^2 short of scikit-learn's MLPRegressor on diamonds, rand_hie and the
-    #: held-out CPS1988 (docs/benchmarks.md, "The MLPs without privacy: more epochs"); the
-    #: linear models' non-private limit is the same 100 (MAX_GROWN_EPOCHS).
-    _PRIVATE_EPOCHS: int = 20
-    _NON_PRIVATE_EPOCHS: int = 100
+    #: ``learning_rate_init='auto'`` of this MLP (skdp._defaults.mlp).
+    _STEPS: MLPSteps
 
     _parameter_constraints: dict = {
         # privacy and device get tailored messages from check_privacy and resolve_device.
@@ -100,10 +87,10 @@ class BaseDPMLP(BaseDPEstimator):
         # Without privacy nothing is clipped, and the private step (2.0 for the classifier)
         # left digits and Fashion-MNIST at chance level and made the regressor diverge.
         if self.learning_rate_init == "auto":
-            changes["learning_rate"] = self._NON_PRIVATE_STEP
+            changes["learning_rate"] = self._STEPS.non_private
         # Without noise only iterations limit the fit.
         if self.max_iter == "auto":
-            changes["epochs"] = self._NON_PRIVATE_EPOCHS
+            changes["epochs"] = NON_PRIVATE_EPOCHS
         return dataclasses.replace(settings, **changes) if changes else settings
 
     def _settings_after_calibration(self, settings: SGDSettings, calibration, model):
@@ -112,13 +99,13 @@ class BaseDPMLP(BaseDPEstimator):
         damping = self._private_step_damping()
         if self.learning_rate_init == "auto" and calibration.is_private and damping:
             return dataclasses.replace(settings, learning_rate=noise_damped_step(
-                self._PRIVATE_STEP, calibration.noise_multiplier, settings.batch_size, damping,
+                self._STEPS.private, calibration.noise_multiplier, settings.batch_size, damping,
             ))
         return settings
 
     def _private_step_damping(self) -> float:
         """The damping of the private ``'auto'`` step in this fit (0: none)."""
-        return self._PRIVATE_STEP_DAMPING
+        return self._STEPS.damping
 
     def _fit_mlp(self, X: Features, targets: np.ndarray, loss: OutputLoss, n_outputs: int):
         """Train by the shared private fit and set ``coefs_``, ``intercepts_`` and friends."""
@@ -127,9 +114,9 @@ class BaseDPMLP(BaseDPEstimator):
         settings = SGDSettings(
             n_samples=n_samples,
             batch_size=batch_size,
-            epochs=self._PRIVATE_EPOCHS if self.max_iter == "auto" else int(self.max_iter),
+            epochs=PRIVATE_EPOCHS if self.max_iter == "auto" else int(self.max_iter),
             learning_rate=(
-                self._PRIVATE_STEP if self.learning_rate_init == "auto"
+                self._STEPS.private if self.learning_rate_init == "auto"
                 else float(self.learning_rate_init)
             ),
             max_grad_norm=float(self.max_grad_norm),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 
+from .._defaults.mlp import MLP_CLASSIFIER
 from .._utils.classes import LogitClassifierMixin, class_facts, encode_classes, output_loss
 from ._base import BaseDPMLP
 
@@ -186,12 +187,7 @@ default='constant'
         "classes": ["array-like", None],
     }
 
-    # learning_rate_init='auto' (BaseDPMLP): private and non-private steps of the classifier.
-    _PRIVATE_STEP = 2.0
-    _NON_PRIVATE_STEP = 0.5
-    # Chosen over eight classification sets (smallest mean gap to each cell's best step;
-    # docs/benchmarks.md, "The MLPs' steps, damped by the noise per coordinate").
-    _PRIVATE_STEP_DAMPING = 120.0
+    _STEPS = MLP_CLASSIFIER  # learning_rate_init='auto' (skdp._defaults.mlp)
 
     def __init__(
         self,

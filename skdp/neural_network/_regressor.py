@@ -7,6 +7,7 @@ from numbers import Real
 from sklearn.base import RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .._defaults.mlp import MLP_REGRESSOR
 from .._engine._losses import OutputLoss
 from .._scale.fit import ScaleFreeFitMixin
 from ._base import BaseDPMLP
@@ -205,12 +206,7 @@ default='constant'
     True
     """
 
-    # learning_rate_init='auto' (BaseDPMLP): private and non-private steps of the regressor.
-    _PRIVATE_STEP = 0.5
-    _NON_PRIVATE_STEP = 0.125
-    # Chosen over the regression sets on their public scale (docs/benchmarks.md, "The MLPs'
-    # steps, damped by the noise per coordinate").
-    _PRIVATE_STEP_DAMPING = 80.0
+    _STEPS = MLP_REGRESSOR  # learning_rate_init='auto' (skdp._defaults.mlp)
     _parameter_constraints: dict = {
         **BaseDPMLP._parameter_constraints,
         "max_row_norm": [None, StrOptions({"auto"})],
@@ -226,7 +222,7 @@ default='constant'
         # must travel to the targets' centre, which a damped step does not reach (diabetes at
         # epsilon 1: R^2 -4.2 damped, -0.04 undamped).
         scale = self.__dict__.get("_fit_scale")
-        return self._PRIVATE_STEP_DAMPING if scale is not None and scale.scales_targets else 0.0
+        return self._STEPS.damping if scale is not None and scale.scales_targets else 0.0
 
     def __init__(
         self,

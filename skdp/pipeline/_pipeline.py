@@ -12,6 +12,7 @@ from sklearn.pipeline import Pipeline, _name_estimators
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
+from .._defaults.preprocessing import PREPROCESSING_SHARE
 from .._fit.allocation import attach_allocation, detach_allocation
 from .._fit.charging import charge_budget, resolve_budget
 from .._fit.leaks import AccountsEveryStep
@@ -137,7 +138,7 @@ class PrivatePipeline(PrivacyReprMixin, AccountsEveryStep, Pipeline):
         *,
         privacy=(1.0, 1e-5),
         budget=None,
-        preprocessing_share=0.3,
+        preprocessing_share=PREPROCESSING_SHARE,
         step_weights=None,
         memory=None,
         transform_input=None,
@@ -303,7 +304,7 @@ def make_private_pipeline(
     *steps,
     privacy=(1.0, 1e-5),
     budget=None,
-    preprocessing_share=0.3,
+    preprocessing_share=PREPROCESSING_SHARE,
     step_weights=None,
     memory=None,
     transform_input=None,

@@ -31,10 +31,11 @@ from dataclasses import dataclass
 
 import dp_accounting
 
+from .._defaults.preprocessing import PARTITION_SELECTION_DELTA_SHARE
 from .._fit.allocation import ModelAllocation, StepAllocation
 from ..accounting import Calibration, PrivacyPlan, Sampling, UnreachablePrivacyTarget
 from ..budget._records import events_delta
-from ..preprocessing._base import PARTITION_SELECTION_DELTA_SHARE, calibrate_gaussian
+from ..preprocessing._base import calibrate_gaussian
 from ._layout import PipelineLayout
 
 __all__ = ["PipelinePlan", "plan_pipeline", "resolve_weights"]

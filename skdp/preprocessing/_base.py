@@ -20,6 +20,7 @@ from dp_accounting.gaussian_mechanism import get_epsilon_gaussian, get_sigma_gau
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from .._defaults.preprocessing import PARTITION_SELECTION_DELTA_SHARE
 from .._engine._device import seed_sequence
 from .._fit.allocation import AllocatedMixin, StepAllocation, take_allocation
 from .._fit.charging import charge_budget, resolve_budget
@@ -31,14 +32,11 @@ from ..budget._records import events_delta, with_extra_delta
 
 __all__ = [
     "BaseDPTransformer",
-    "PARTITION_SELECTION_DELTA_SHARE",
     "Release",
     "calibrate_gaussian",
     "make_rng",
 ]
 
-#: Share of a standalone step's delta given to partition selection's (0, p) part (spec §4.2).
-PARTITION_SELECTION_DELTA_SHARE = 0.1
 
 
 @functools.lru_cache(maxsize=256)

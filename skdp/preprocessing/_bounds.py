@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._defaults.preprocessing import LAST_FEASIBLE_TAIL
 from .._utils.validation import PrivacyWarning, warn_user
 from ._mechanisms import (
     QUANTILE_PROBES,
@@ -19,9 +20,6 @@ from ._mechanisms import (
 
 __all__ = ["QuantilePlan", "plan_quantiles", "search_bounds", "search_quantiles"]
 
-# Tail quantiles are raised (lowered) until the search can locate them; past the quartiles the
-# "bounds" would cut half the data, and public bounds are the only good answer.
-_LAST_FEASIBLE_TAIL = 0.25
 
 
 @dataclass(frozen=True)
@@ -36,7 +34,7 @@ class QuantilePlan:
 def quartile_rows(margin: float, n_samples: int) -> int:
     """The rows at which a search whose margin is ``margin`` with ``n_samples`` rows locates the
     quartiles (the margin scales as ``1 / n``)."""
-    return math.ceil(n_samples * margin / _LAST_FEASIBLE_TAIL)
+    return math.ceil(n_samples * margin / LAST_FEASIBLE_TAIL)
 
 
 def plan_quantiles(
@@ -61,12 +59,12 @@ def plan_quantiles(
     moved = []
     for q in quantiles:
         if q < 0.5:
-            moved.append(max(q, min(margin, _LAST_FEASIBLE_TAIL)))
+            moved.append(max(q, min(margin, LAST_FEASIBLE_TAIL)))
         elif q > 0.5:
-            moved.append(min(q, max(1.0 - margin, 1.0 - _LAST_FEASIBLE_TAIL)))
+            moved.append(min(q, max(1.0 - margin, 1.0 - LAST_FEASIBLE_TAIL)))
         else:
             moved.append(q)
-    if margin > _LAST_FEASIBLE_TAIL and any(q != 0.5 for q in quantiles):
+    if margin > LAST_FEASIBLE_TAIL and any(q != 0.5 for q in quantiles):
         rows = quartile_rows(margin, n_samples)
         if margin < 0.5:
             what = (f"cannot locate quantiles closer to the tails than the {margin:.2g}-quantile "

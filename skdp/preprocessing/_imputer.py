@@ -7,6 +7,7 @@ from sklearn.base import _fit_context
 from sklearn.utils._param_validation import StrOptions
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
+from .._defaults.preprocessing import BOUNDS_SHARE, MIN_COUNT_IN_SIGMAS
 from ._base import BaseDPTransformer, Release
 from ._bounds import plan_quantiles, search_bounds, search_quantiles
 from ._columns import input_columns, is_numeric_column, sort_keys
@@ -16,10 +17,6 @@ from ._validation import check_bounds, validate_numeric
 
 __all__ = ["DPSimpleImputer"]
 
-_BOUNDS_SHARE = 0.75  # of the budget of strategy='mean' when bounds are found privately
-# A column whose noisy observed count is below this many noise standard deviations is
-# (nearly) all missing: its noisy mean would be noise, so it is filled with the fallback.
-_MIN_COUNT_IN_SIGMAS = 3.0
 
 
 class DPSimpleImputer(BaseDPTransformer):
@@ -144,7 +141,7 @@ class DPSimpleImputer(BaseDPTransformer):
             return {}
         if self.strategy == "mean":
             if self.bounds is None:
-                return {"bounds": _BOUNDS_SHARE, "moments": 1.0 - _BOUNDS_SHARE}
+                return {"bounds": BOUNDS_SHARE, "moments": 1.0 - BOUNDS_SHARE}
             return {"moments": 1.0}
         if self.strategy == "median":
             return {"median": 1.0}
@@ -220,13 +217,13 @@ class DPSimpleImputer(BaseDPTransformer):
         )
         # A column with (nearly) no observed values has a mean that is noise: use the public
         # fallback, decided from the released noisy count (post-processing).
-        mostly_missing = moments.count < max(_MIN_COUNT_IN_SIGMAS * moments.sigma, 1.0)
+        mostly_missing = moments.count < max(MIN_COUNT_IN_SIGMAS * moments.sigma, 1.0)
         self.statistics_ = np.where(mostly_missing, (lower + upper) / 2.0, moments.mean)
         lines.append(
             "fill value: the private mean of the clipped observed values (one Gaussian release "
             f"of normalised sums and observed counts, noise std {moments.sigma:.4g} per sum); "
             "the centre of the bounds where the noisy observed count is below "
-            f"{_MIN_COUNT_IN_SIGMAS:g} noise std"
+            f"{MIN_COUNT_IN_SIGMAS:g} noise std"
         )
         return lines
 

@@ -9,6 +9,7 @@ import numpy as np
 from sklearn.base import OneToOneFeatureMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted
 
+from .._defaults.preprocessing import BOUNDS_SHARE
 from ._base import BaseDPTransformer, Release
 from ._bounds import plan_quantiles, search_bounds
 from ._mechanisms import moment_sensitivity, noisy_moment_sums, normalised_values
@@ -18,7 +19,6 @@ __all__ = ["DPStandardScaler", "Moments", "private_moments"]
 
 # Share of the budget of the bounds search when bounds are not given (spec §6.2): the search
 # needs more (17 probes, and bounds set the scale of everything after them).
-_BOUNDS_SHARE = 0.75
 
 
 @dataclass(frozen=True)
@@ -211,7 +211,7 @@ class DPStandardScaler(OneToOneFeatureMixin, BaseDPTransformer):
     def _release_weights(self) -> dict:
         weights = {}
         if self.bounds is None:
-            weights["bounds"] = _BOUNDS_SHARE if self._learns_moments() else 1.0
+            weights["bounds"] = BOUNDS_SHARE if self._learns_moments() else 1.0
         if self._learns_moments():
             weights["moments"] = 1.0 - weights.get("bounds", 0.0)
         return weights

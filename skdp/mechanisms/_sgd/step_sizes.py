@@ -14,22 +14,9 @@ import math
 import numpy as np
 import torch
 
-__all__ = ["LEARNING_RATE_SCHEDULES", "fixed_learning_rates", "AdaGradNorm", "noise_damped_step"]
+__all__ = ["LEARNING_RATE_SCHEDULES", "fixed_learning_rates", "AdaGradNorm"]
 
 LEARNING_RATE_SCHEDULES = ("constant", "invscaling", "adagrad_norm")
-
-
-def noise_damped_step(
-    step: float, noise_multiplier: float, batch_size: float, damping: float
-) -> float:
-    """``step / (1 + damping z / b)``: a measured step shrunk by the noise per coordinate.
-
-    ``z / b`` is the standard deviation of the noise on each coordinate of a mean gradient
-    relative to the clipping bound: public (the calibrated noise multiplier and the expected
-    batch size). Where it is large the fit is noise-limited and a smaller step averages more of
-    the noise away; where it is small the step is nearly the measured one.
-    """
-    return step / (1.0 + damping * noise_multiplier / batch_size)
 
 
 def fixed_learning_rates(

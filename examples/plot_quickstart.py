@@ -49,6 +49,14 @@ for epsilon in EPSILONS:
 print(f"non-private      accuracy {baseline_accuracy:.4f}")
 
 # %%
+# From epsilon 0.5 on, the private models score within a few tenths of a point of the
+# non-private one, sometimes above it. That is not a gain from privacy: a test accuracy on this
+# many rows is only known to about one standard error, and the private fit stops near, not
+# at, the optimum that scikit-learn computes.
+standard_error = (baseline_accuracy * (1 - baseline_accuracy) / len(y_test)) ** 0.5
+print(f"one standard error of a test accuracy on {len(y_test)} rows: {standard_error:.4f}")
+
+# %%
 # Accuracy against epsilon
 # ------------------------
 fig, ax = plt.subplots(figsize=(6, 3.5))

@@ -15,7 +15,6 @@ __all__ = ["CURRENT_BUDGET", "current_budget", "enter", "leave"]
 CURRENT_BUDGET: contextvars.ContextVar[PrivacyBudget | None] = contextvars.ContextVar(
     "skdp_current_budget", default=None
 )
-_CURRENT = CURRENT_BUDGET  # the former name, still read by skdp.model_selection._execution
 # Tokens of the enclosing `with` blocks, innermost last, so that nested blocks restore the
 # budget that was current before them. A context variable too: each thread and task has its own.
 _TOKENS: contextvars.ContextVar[tuple[contextvars.Token, ...]] = contextvars.ContextVar(

@@ -112,3 +112,57 @@ def test_the_circle_test_finds_a_circle():
 def test_module_size(module):
     lines = MODULES[module].read_text().count("\n")
     assert lines <= MAX_LINES, f"{module} has {lines} lines; split it along its seams"
+
+
+# Packages in layers, lowest first: a module may import from its own layer and the ones below.
+LAYERS = [
+    ["skdp._version", "skdp._utils"],
+    ["skdp.accounting"],
+    ["skdp.budget"],
+    ["skdp._engine"],
+    ["skdp.mechanisms"],
+    ["skdp._defaults"],
+    ["skdp._fit"],
+    ["skdp.preprocessing"],
+    ["skdp._scale"],
+    ["skdp.linear_model", "skdp.neural_network"],
+    ["skdp.pipeline"],
+    ["skdp.model_selection", "skdp.audit"],
+    ["skdp.datasets", "skdp"],
+]
+
+
+def _layer(module: str) -> int:
+    best = None
+    for index, packages in enumerate(LAYERS):
+        for package in packages:
+            if module == package or module.startswith(package + "."):
+                if best is None or len(package) > best[1]:
+                    best = (index, len(package))
+    assert best is not None, f"{module} belongs to no layer: add its package to LAYERS"
+    return best[0]
+
+
+def test_packages_import_only_from_their_layer_and_below():
+    upward = [
+        f"{module} -> {target}"
+        for module, targets in _graph().items()
+        for target in targets
+        if _layer(target) > _layer(module)
+    ]
+    assert upward == []
+
+
+def test_no_private_name_is_imported_from_another_module():
+    # A name another module needs is part of its module's interface: it has no underscore.
+    # (Private modules are fine: skdp's modules are private to their packages.)
+    found = []
+    for module, path in MODULES.items():
+        for source, names in _imports(module, path):
+            if not source.startswith("skdp"):
+                continue
+            for name in names:
+                private = name.startswith("_") and not name.startswith("__")
+                if private and f"{source}.{name}" not in MODULES:
+                    found.append(f"{module} imports {name} from {source}")
+    assert found == []

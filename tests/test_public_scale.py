@@ -22,12 +22,12 @@ from skdp._scale.public_scale import (
     ROW_MEDIAN_NORM,
     SCALE_SHARES,
     WIDEN_TO,
-    _feasible,
     centre_noise_multiplier,
     centre_searches_rows,
     estimate_centre,
     estimate_scale,
     scale_noise_multiplier,
+    scale_search_feasible,
     scale_search_needs,
     widen_range,
 )
@@ -512,7 +512,8 @@ def test_centre_search_is_planned_where_the_full_search_is_not():
     for epsilon in (0.5, 1.0):
         assert scale_noise_multiplier(epsilon, 1e-5, 331, 1) is None
         noise = centre_noise_multiplier(epsilon, 1e-5, 331, 1)
-        assert noise is not None and not _feasible(noise, 331, 1)  # the fit tells them apart
+        # the fit tells them apart
+        assert noise is not None and not scale_search_feasible(noise, 331, 1)
     assert centre_noise_multiplier(0.1, 1e-5, 331, 1) is None
     assert scale_noise_multiplier(1.0, 1e-5, 20_000, 1) is not None
     # Cheaper than the full search: feasible with far fewer rows.

@@ -13,13 +13,13 @@ from .._utils.validation import PrivacyWarning, warn_user
 from .public_scale import (
     ROW_QUANTILE,
     PublicScale,
-    _feasible,
     centre_noise_multiplier,
     estimate_centre,
     estimate_scale,
     parse_target_bound,
     range_scale,
     scale_noise_multiplier,
+    scale_search_feasible,
     search_needs,
 )
 
@@ -121,7 +121,9 @@ class ScaleFreeFitMixin:
             rng = np.random.default_rng(seed_sequence(self.random_state).spawn(4)[3])
             searched = targets if self._scales_targets() and target_range is None else None
             outputs = None if searched is None else searched.shape[1]
-            if noise_multiplier > 0 and not _feasible(noise_multiplier, X.shape[0], outputs):
+            full = noise_multiplier <= 0 or scale_search_feasible(
+                noise_multiplier, X.shape[0], outputs)
+            if not full:
                 # Planned by centre_noise_multiplier: the full search was infeasible.
                 scale = estimate_centre(X, searched, noise_multiplier, rng, type(self).__name__)
             else:

@@ -238,7 +238,7 @@ def _search_margin(
     return feasible_quantile_margin(sigma, n_samples)
 
 
-def _feasible(noise_multiplier: float, n_samples: int, n_outputs: int | None) -> bool:
+def scale_search_feasible(noise_multiplier: float, n_samples: int, n_outputs: int | None) -> bool:
     columns, quantiles = search_columns(n_outputs)
     return _search_margin(noise_multiplier, n_samples, columns, quantiles) <= LAST_FEASIBLE_TAIL
 
@@ -266,7 +266,7 @@ def scale_noise_multiplier(
     if math.isinf(epsilon):
         return 0.0
     return _smallest_share_noise(
-        epsilon, delta, lambda noise: _feasible(noise, n_samples, n_outputs)
+        epsilon, delta, lambda noise: scale_search_feasible(noise, n_samples, n_outputs)
     )
 
 

@@ -22,9 +22,9 @@ __all__ = ["Calibration", "calibrate", "UnreachablePrivacyTarget"]
 
 # The noise scales searched. Below the lower end a Gaussian step gives almost no privacy; above
 # the upper end the run is pure noise and no accountant answer is worth training for.
-_SIGMA_MIN, _SIGMA_MAX = 1e-3, 1e5
-# The calibrated epsilon lands in [target * (1 - _EPS_RTOL), target].
-_EPS_RTOL = 5e-3
+SIGMA_MIN, SIGMA_MAX = 1e-3, 1e5
+# The calibrated epsilon lands in [target * (1 - EPS_RTOL), target].
+EPS_RTOL = 5e-3
 
 
 class UnreachablePrivacyTarget(ValueError):
@@ -124,7 +124,7 @@ def _epsilon_function(plan: PrivacyPlan, delta: float, accountant: str, pld_inte
     return eps
 
 
-def _initial_guess(plan: PrivacyPlan, epsilon: float, delta: float) -> float:
+def initial_guess(plan: PrivacyPlan, epsilon: float, delta: float) -> float:
     """A close starting point from the central-limit (Gaussian DP) approximation of DP-SGD.
 
     The approximation (Bu, Dong, Long & Su) slightly underestimates epsilon, so it is only used
@@ -145,10 +145,10 @@ def _initial_guess(plan: PrivacyPlan, epsilon: float, delta: float) -> float:
     weighted = sum(g.count / g.relative_noise**2 for g in plan.groups) / plan.n_steps
     ratio = (mu / (q * math.sqrt(plan.n_steps))) ** 2
     sigma = 1.0 / math.sqrt(max(math.log1p(ratio) / weighted, 1e-12))
-    return min(max(sigma, _SIGMA_MIN), _SIGMA_MAX)
+    return min(max(sigma, SIGMA_MIN), SIGMA_MAX)
 
 
-def _find_sigma(
+def find_sigma(
     eps_fn, target: float, start: float, rtol: float, slope: float = -1.5
 ) -> tuple[float, float, float]:
     """Smallest-noise sigma whose epsilon lies in [target * (1 - rtol), target].
@@ -160,7 +160,7 @@ def _find_sigma(
     """
     aim = math.log(target) + math.log1p(-rtol / 2)  # aim inside the acceptance window
     lo = hi = None  # (log sigma, log eps): lo infeasible (eps > target), hi feasible
-    x = math.log(min(max(start, _SIGMA_MIN), _SIGMA_MAX))
+    x = math.log(min(max(start, SIGMA_MIN), SIGMA_MAX))
     previous = None
     side = 0
     for _ in range(60):
@@ -182,14 +182,14 @@ def _find_sigma(
                     "accountant='pld' (no such floor), or a larger epsilon or delta."
                 )
             hi = (x, fx, eps)
-            if eps >= target * (1 - rtol) or x <= math.log(_SIGMA_MIN):
+            if eps >= target * (1 - rtol) or x <= math.log(SIGMA_MIN):
                 return math.exp(x), eps, slope
             side_now = 1
         else:
             lo = (x, fx)
-            if x >= math.log(_SIGMA_MAX):
+            if x >= math.log(SIGMA_MAX):
                 raise UnreachablePrivacyTarget(
-                    f"no noise level up to {_SIGMA_MAX:g} reaches the target; the plan has too "
+                    f"no noise level up to {SIGMA_MAX:g} reaches the target; the plan has too "
                     "many steps or too high a sampling rate for this epsilon. Increase epsilon "
                     "or delta, or train for fewer epochs or with smaller batches."
                 )
@@ -208,7 +208,7 @@ def _find_sigma(
         else:
             step = (aim - fx) / slope
             x = x + min(max(step, -math.log(4.0)), math.log(4.0))
-            x = min(max(x, math.log(_SIGMA_MIN)), math.log(_SIGMA_MAX))
+            x = min(max(x, math.log(SIGMA_MIN)), math.log(SIGMA_MAX))
         side = side_now
     raise RuntimeError("noise calibration did not converge; please report this bug")
 
@@ -261,13 +261,13 @@ def calibrate(
     # (every interval gives a valid, pessimistic bound).
     coarse_interval, fine_interval = pld_intervals(epsilon)
     fine = _epsilon_function(plan, delta, accountant, fine_interval)
-    start, slope = _initial_guess(plan, epsilon, delta), -1.5
+    start, slope = initial_guess(plan, epsilon, delta), -1.5
     if accountant == "pld":
         # A coarse PLD (fast, still a valid upper bound) gets close; the fine one finishes.
         coarse = _epsilon_function(plan, delta, "pld", coarse_interval)
-        start, _, slope = _find_sigma(coarse, epsilon, start, rtol=0.05, slope=slope)
-    sigma, spent, _ = _find_sigma(fine, epsilon, start, rtol=_EPS_RTOL, slope=slope)
-    # _find_sigma only returns feasible points; the check guards the promise made to users.
+        start, _, slope = find_sigma(coarse, epsilon, start, rtol=0.05, slope=slope)
+    sigma, spent, _ = find_sigma(fine, epsilon, start, rtol=EPS_RTOL, slope=slope)
+    # find_sigma only returns feasible points; the check guards the promise made to users.
     if spent > epsilon:
         raise RuntimeError(
             f"calibration overshot: epsilon {spent} > target {epsilon}; please report this bug"

@@ -18,12 +18,12 @@ import numpy as np
 from dp_accounting.rdp import rdp_privacy_accountant
 
 from ._calibration import (
-    _EPS_RTOL,
-    _SIGMA_MAX,
-    _SIGMA_MIN,
+    EPS_RTOL,
+    SIGMA_MAX,
+    SIGMA_MIN,
     UnreachablePrivacyTarget,
-    _find_sigma,
-    _initial_guess,
+    find_sigma,
+    initial_guess,
 )
 from ._last_iterate import composition_rdp
 from ._last_iterate_bounds import last_iterate_rdp
@@ -213,7 +213,7 @@ def _start(run: LastIterateRun, epsilon: float, delta: float) -> float:
         steps = min(steps, max(1, math.ceil(3.0 / -math.log(max(run.contraction, 1e-12)))))
     sampling = Sampling.FULL_BATCH if run.full_batch else Sampling.POISSON
     plan = PrivacyPlan.constant(steps, run.sampling_rate, sampling)
-    return 2.0 * _initial_guess(plan, epsilon, delta)
+    return 2.0 * initial_guess(plan, epsilon, delta)
 
 
 def calibrate_last_iterate(
@@ -284,12 +284,12 @@ def _calibrate(
         return _smooth_epsilon(g.orders, g.rdp, delta)
 
     try:
-        z, _, _ = _find_sigma(smooth_eps, epsilon, _start(run, epsilon, delta), rtol=_EPS_RTOL)
+        z, _, _ = find_sigma(smooth_eps, epsilon, _start(run, epsilon, delta), rtol=EPS_RTOL)
     except UnreachablePrivacyTarget:
         z = _total_variation_route(guarantee_at, epsilon)
         if z is None:
             raise UnreachablePrivacyTarget(
-                f"no noise multiplier up to {_SIGMA_MAX:g} reaches ({epsilon:g}, {delta:g})-DP "
+                f"no noise multiplier up to {SIGMA_MAX:g} reaches ({epsilon:g}, {delta:g})-DP "
                 f"for the last iterate of this run: RDP orders up to {max(orders):g} cannot "
                 "convert the remaining RDP into so small an epsilon. Increase epsilon or delta."
             ) from None
@@ -328,11 +328,11 @@ def _total_variation_route(guarantee_at, epsilon: float) -> float | None:
     Reached only for targets below what any order can convert, with enormous noise; epsilon is
     then 0, below the usual 0.5% window.
     """
-    if guarantee_at(_SIGMA_MAX).epsilon > epsilon:
+    if guarantee_at(SIGMA_MAX).epsilon > epsilon:
         return None
-    lo, hi = math.log(_SIGMA_MIN), math.log(_SIGMA_MAX)  # lo infeasible, hi feasible
-    if guarantee_at(_SIGMA_MIN).epsilon <= epsilon:
-        return _SIGMA_MIN
+    lo, hi = math.log(SIGMA_MIN), math.log(SIGMA_MAX)  # lo infeasible, hi feasible
+    if guarantee_at(SIGMA_MIN).epsilon <= epsilon:
+        return SIGMA_MIN
     while hi - lo > 1e-7:
         mid = (lo + hi) / 2
         if guarantee_at(math.exp(mid)).epsilon <= epsilon:

@@ -29,8 +29,8 @@ from ._accountants import FINEST_RELATIVE, epsilon_of, pld_intervals
 from ._calibration import (
     Calibration,
     UnreachablePrivacyTarget,
-    _find_sigma,
     check_calibration_target,
+    find_sigma,
 )
 from ._plan import NeighboringRelation
 
@@ -193,7 +193,7 @@ def calibrate_ssp(
         return epsilon_of(plan.dp_event(scale), delta, accountant, pld_interval=interval)
 
     if accountant == "rdp":
-        scale, spent, _ = _find_sigma(eps_at, epsilon, start, rtol=5e-3)
+        scale, spent, _ = find_sigma(eps_at, epsilon, start, rtol=5e-3)
     else:
         scale, spent = start * (1.0 + 1e-7), eps_at(start * (1.0 + 1e-7))
         bump = 1e-6

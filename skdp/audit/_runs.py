@@ -9,7 +9,8 @@ from joblib import Parallel, delayed
 from sklearn.base import clone, is_classifier
 from sklearn.utils.validation import check_X_y
 
-from .._fit.estimator import BaseDPEstimator, _neighboring_relation, planned_spend
+from .._fit.estimator import BaseDPEstimator
+from .._fit.planned import planned_spend
 from ..accounting import NeighboringRelation
 from ..budget._context import CURRENT_BUDGET as _CURRENT
 from ._scores import canary_scores
@@ -44,7 +45,7 @@ def check_audit_inputs(estimator, X, y) -> tuple[AuditData, NeighboringRelation,
         )
     data = AuditData(estimator, X, y)
     planned = planned_spend(_for_audit(estimator), data.X, data.y)
-    relation = _neighboring_relation(planned.calibration)
+    relation = planned.calibration.neighboring_relation
     return data, relation, float(planned.calibration.delta)
 
 

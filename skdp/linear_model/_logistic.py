@@ -9,7 +9,7 @@ from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 
 from .._defaults.linear import LOGISTIC_NON_PRIVATE_STEP, LOGISTIC_USER_SCALE
-from .._utils.classes import LogitClassifierMixin, class_facts, encode_classes, output_loss
+from .._fit.classes import LogitClassifierMixin, class_facts, encode_classes, output_loss
 from ._base import BaseDPLinearModel
 
 __all__ = ["DPLogisticRegression"]

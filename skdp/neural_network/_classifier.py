@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 
 from .._defaults.mlp import MLP_CLASSIFIER
-from .._utils.classes import LogitClassifierMixin, class_facts, encode_classes, output_loss
+from .._fit.classes import LogitClassifierMixin, class_facts, encode_classes, output_loss
 from ._base import BaseDPMLP
 
 __all__ = ["DPMLPClassifier"]

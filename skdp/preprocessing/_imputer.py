@@ -12,7 +12,7 @@ from ._base import BaseDPTransformer, Release
 from ._bounds import plan_quantiles, search_bounds, search_quantiles
 from ._columns import input_columns, is_numeric_column, sort_keys
 from ._mechanisms import KeyColumn, partition_threshold, thresholded_key_counts
-from ._scaler import _check_quantiles, private_moments
+from ._scaler import check_quantiles, private_moments
 from ._validation import check_bounds, validate_numeric
 
 __all__ = ["DPSimpleImputer"]
@@ -153,7 +153,7 @@ class DPSimpleImputer(BaseDPTransformer):
     def _validate_fit_input(self, X):
         if self._numeric():
             if self.strategy == "mean" and self.bounds is None:
-                _check_quantiles(self.quantiles)
+                check_quantiles(self.quantiles)
             X = validate_numeric(self, X, reset=True)
             if self.bounds is not None and self.strategy == "mean":
                 check_bounds(self.bounds, X.shape[1], type(self).__name__,

@@ -217,7 +217,7 @@ class DPStandardScaler(OneToOneFeatureMixin, BaseDPTransformer):
         return weights
 
     def _validate_fit_input(self, X):
-        _check_quantiles(self.quantiles)
+        check_quantiles(self.quantiles)
         X = validate_numeric(self, X, reset=True)
         if self.bounds is not None:
             check_bounds(self.bounds, X.shape[1], type(self).__name__,
@@ -344,7 +344,7 @@ class DPStandardScaler(OneToOneFeatureMixin, BaseDPTransformer):
         return tags
 
 
-def _check_quantiles(quantiles) -> None:
+def check_quantiles(quantiles) -> None:
     ok = (
         hasattr(quantiles, "__len__")
         and len(quantiles) == 2

@@ -50,7 +50,7 @@ class AdaClipParams:
         Target ``E ||(g - a) / b||^2``: smaller keeps clipping rarer at the price of more noise.
         The paper's algorithm uses 1; clipping biases the variance estimates down, which at
         ``gamma = 1`` collapsed the scale on the paper's own synthetic problem and at
-        ``gamma = 0.5`` on Adult at small noise (measured; ``docs/user_guide/optimizers.md``).
+        ``gamma = 0.5`` on Adult at small noise (measured; ``docs/developers/optimizers.md``).
     beta1 : float, default=0.99
         Decay of the moving average of the released gradients (the centre ``a``); 1 freezes it.
     beta2 : float, default=0.9

@@ -21,7 +21,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import skdp
 import skdp.mechanisms._ssp.mechanism as ssp_fit
 from skdp import PrivacyBudget
-from skdp._engine._glm import rescale_rows
+from skdp._engine.rows.host import rescale_rows
 from skdp._fit.planned import planned_spend
 from skdp.accounting import NeighboringRelation, epsilon_of
 from skdp.accounting._ssp import SSPPlan, calibrate_ssp, resolve_budget_split, ssp_sensitivities

@@ -11,7 +11,7 @@ from dp_accounting.pld import PLDAccountant
 from sklearn.datasets import make_classification
 
 from skdp._engine._device import FitRandomness
-from skdp._engine._training_data import TrainingData
+from skdp._engine.rows.training_data import TrainingData
 from skdp.accounting import PrivacyPlan, calibrate
 from skdp.linear_model import DPLogisticRegression, DPRidge
 from skdp.mechanisms._adp_sgd import ADPSGD

@@ -22,7 +22,7 @@ from skdp._engine._sampling import (
     PoissonSampler,
     StepBatches,
 )
-from skdp._engine._training_data import TrainingData
+from skdp._engine.rows.training_data import TrainingData
 from skdp.accounting import Calibration
 from skdp.mechanisms._noisy_sgd import NoisySGD
 from skdp.mechanisms._sgd.settings import SGDSettings

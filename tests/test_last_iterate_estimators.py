@@ -22,9 +22,9 @@ from sklearn.linear_model import LogisticRegression
 
 from skdp import PrivacyBudget
 from skdp._engine._device import FitRandomness
-from skdp._engine._glm import rescale_rows
 from skdp._engine._sampling import FixedSizeSampler
-from skdp._engine._training_data import TrainingData
+from skdp._engine.rows.host import rescale_rows
+from skdp._engine.rows.training_data import TrainingData
 from skdp.accounting import LastIterateCalibration, LastIterateRun, last_iterate_guarantee
 from skdp.accounting._last_iterate import composition_rdp
 from skdp.budget import RdpCurve

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from skdp import PrivacyBudget, PrivacyWarning
-from skdp._engine import _sparse
+from skdp._engine.rows import sparse as _sparse
 from skdp.linear_model import DPLogisticRegression, DPRidge
 from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
 

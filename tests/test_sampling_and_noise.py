@@ -12,7 +12,7 @@ from sklearn.linear_model import LogisticRegression, Ridge
 
 from skdp._engine._device import FitRandomness
 from skdp._engine._sampling import FullBatchSampler, PoissonSampler
-from skdp._engine._training_data import TrainingData
+from skdp._engine.rows.training_data import TrainingData
 from skdp.accounting import Calibration, PrivacyPlan, Sampling
 from skdp.linear_model import DPLogisticRegression, DPRidge
 from skdp.mechanisms._noisy_sgd import NoisySGD

@@ -18,7 +18,6 @@ from sklearn.base import clone
 from sklearn.utils import get_tags
 
 from skdp import PrivacyWarning
-from skdp._engine import _sparse
 from skdp._engine._factored import (
     Block,
     difference_sq_norms,
@@ -26,9 +25,11 @@ from skdp._engine._factored import (
     transformed_sq_norms,
     weighted_difference_sum,
 )
-from skdp._engine._glm import GLMLoss, LinearModel, rescale_rows
+from skdp._engine._glm import GLMLoss, LinearModel
 from skdp._engine._mlp import Activation, MLPModel
-from skdp._engine._sparse import SparseRows
+from skdp._engine.rows import sparse as _sparse
+from skdp._engine.rows.host import rescale_rows
+from skdp._engine.rows.sparse import SparseRows
 from skdp.linear_model import DPLogisticRegression, DPRidge
 from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
 

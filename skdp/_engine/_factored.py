@@ -30,7 +30,8 @@ from dataclasses import dataclass
 import torch
 
 from ._safety import CLIP_SAFETY
-from ._sparse import SparseRows, input_mm, input_sq_norms, input_square, input_t_mm
+from .rows.kernels import input_mm, input_sq_norms, input_square, input_t_mm
+from .rows.sparse import SparseRows
 
 __all__ = [
     "Block",

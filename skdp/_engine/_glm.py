@@ -11,58 +11,19 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import scipy.sparse as sp
 import torch
 
 from ._factored import Block, ParamBlock
 from ._losses import OutputLoss, output_residuals
-from ._rows import row_norms_float64
 from ._safety import CLIP_SAFETY
-from ._sparse import (
-    SparseRows,
-    canonical_csr,
-    csr_row_norms,
-    input_addmm,
-    input_mm,
-    input_t_mm,
-)
+from .rows.kernels import input_addmm, input_mm, input_t_mm, row_norms_float64
+from .rows.sparse import SparseRows
 
-__all__ = ["GLMLoss", "LinearModel", "CLIP_SAFETY", "ROW_NORM_SAFETY", "rescale_rows"]
+__all__ = ["GLMLoss", "LinearModel", "CLIP_SAFETY"]
 
-
-# Rows are rescaled to a hair below the public bound, so that rounding to float32 can never
-# give a row a norm above the one the smoothness constant assumes.
-ROW_NORM_SAFETY = 1.0 - 1e-6
 
 # The GLM losses are the shared output losses (kept under this name for readability).
 GLMLoss = OutputLoss
-
-def rescale_rows(
-    X: np.ndarray | sp.spmatrix | sp.sparray, max_norm: float
-) -> np.ndarray | sp.csr_array:
-    """Rows with L2 norm above ``max_norm`` scaled down to it: ``x * min(1, max_norm / ||x||)``.
-
-    A per-row transformation with a public bound: changing one row changes one output row, so
-    it is free under differential privacy, and afterwards every row (of any possible data set)
-    has norm at most ``max_norm``, which is what makes the smoothness constant of the loss
-    public. Returns a new float64 array (a canonical CSR array for sparse ``X``, rescaled
-    without densifying); ``X`` is left unchanged.
-    """
-    bound = max_norm * ROW_NORM_SAFETY
-    if sp.issparse(X):
-        X = canonical_csr(X, np.float64)
-        norms = csr_row_norms(X)
-        factors = np.ones_like(norms)
-        too_long = norms > bound
-        factors[too_long] = bound / norms[too_long]
-        X.data *= np.repeat(factors, np.diff(X.indptr))
-        return X
-    X = np.array(X, dtype=np.float64)
-    norms = np.linalg.norm(X, axis=1)
-    too_long = norms > bound
-    X[too_long] *= (bound / norms[too_long])[:, None]
-    return X
-
 
 class LinearModel:
     """``z = X W + b`` with all parameters in one flat vector ``[W.ravel(), b]``.

@@ -27,8 +27,8 @@ from ._factored import (
     weighted_gradient_sum,
 )
 from ._losses import OutputLoss, output_residuals
-from ._rows import row_norms_float64
-from ._sparse import SparseRows, input_addmm
+from .rows.kernels import input_addmm, row_norms_float64
+from .rows.sparse import SparseRows
 
 __all__ = ["Activation", "MLPModel"]
 

@@ -36,8 +36,8 @@ from .._defaults.scale import (
     TARGET_QUANTILES,
     WIDEN_TO,
 )
-from .._engine._glm import rescale_rows
-from .._engine._sparse import canonical_csr, csr_row_norms
+from .._engine.rows.host import rescale_rows, row_norms
+from .._engine.rows.host_sparse import canonical_csr
 from .._utils.validation import PrivacyWarning, warn_user
 from ..preprocessing._base import calibrate_gaussian
 from ..preprocessing._bounds import (
@@ -348,13 +348,6 @@ def estimate_centre(
             divisor = None  # (nearly) all rows are zero: keep them as given
     return PublicScale(None, medians, np.ones_like(medians), float(noise_multiplier), 0.5,
                        private=True, centre_only=True, row_divisor=divisor)
-
-
-def row_norms(X) -> np.ndarray:
-    """``||x_i||`` of every row, in float64 (the engine's own routine for sparse rows)."""
-    if sp.issparse(X):
-        return csr_row_norms(canonical_csr(X, np.float64))
-    return np.linalg.norm(np.asarray(X, dtype=np.float64), axis=1)
 
 
 def estimate_scale(

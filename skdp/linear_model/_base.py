@@ -19,7 +19,8 @@ from .._defaults.linear import (
     resolve_epochs,
 )
 from .._defaults.sgd import noise_damped_step, resolve_average
-from .._engine._glm import CLIP_SAFETY, GLMLoss, LinearModel, rescale_rows
+from .._engine._glm import CLIP_SAFETY, GLMLoss, LinearModel
+from .._engine.rows.host import rescale_rows
 from .._fit.estimator import SCHEDULE_CONSTRAINTS, BaseDPEstimator, Features
 from .._fit.flow import PrivacyTarget
 from .._fit.sgd import resolve_batch_size, schedule_settings, sgd_recipe

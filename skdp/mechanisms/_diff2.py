@@ -47,7 +47,7 @@ from .._engine._factored import (
     weighted_gradient_sum,
 )
 from .._engine._model import DPModel
-from .._engine._training_data import TrainingData
+from .._engine.rows.training_data import TrainingData
 from .._utils.progress import progress
 from ..accounting import Calibration, PrivacyPlan, Sampling, StepGroup
 from ._params import check_positive, check_unit_interval

@@ -16,7 +16,8 @@ import torch
 from ..._engine._device import FitRandomness
 from ..._engine._model import DPModel
 from ..._engine._sampling import FullBatchSampler, PoissonSampler
-from ..._engine._training_data import Batch, TrainingData, check_float32_range
+from ..._engine.rows.host import check_float32_range
+from ..._engine.rows.training_data import Batch, TrainingData
 from ..._utils.progress import progress
 from ...accounting import Calibration, PrivacyPlan, Sampling, calibrate, privacy_statement
 from ...accounting._schedules import plan_from_shape, quantize_shape

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..._engine._glm import rescale_rows
+from ..._engine.rows.host import rescale_rows
 from ...accounting import Calibration
 from ...accounting._ssp import SSPPlan, calibrate_ssp, ssp_sensitivities
 from .._base import Release, RunInput, StatementFacts

@@ -27,6 +27,8 @@ import scipy.sparse as sp
 import torch
 import torch.nn.functional as F
 
+from .host_sparse import canonical_csr
+
 # Batches of at most this many values (rows x columns) are gathered as dense tensors, from a
 # padded copy of the rows, and run the dense kernels. Measured on CPU (one thread, 1,000-row
 # batches, 12 non-zeros per row): 2-4x faster than the sparse kernels at 105 columns (the
@@ -36,17 +38,7 @@ import torch.nn.functional as F
 # values (512 KiB in float32) covers one-hot data such as Adult (105 columns, ~1,000 rows).
 DENSE_BATCH_MAX_ELEMENTS = 2**17
 
-__all__ = [
-    "DENSE_BATCH_MAX_ELEMENTS",
-    "SparseRows",
-    "canonical_csr",
-    "csr_row_norms",
-    "input_addmm",
-    "input_mm",
-    "input_sq_norms",
-    "input_square",
-    "input_t_mm",
-]
+__all__ = ["DENSE_BATCH_MAX_ELEMENTS", "SparseRows"]
 
 
 class SparseRows:
@@ -184,60 +176,3 @@ class SparseRows:
                 (self.val.numpy(), self.col.numpy(), self.crow.numpy()), shape=self.shape
             )
         return self._host
-
-
-def canonical_csr(X, dtype: np.dtype | type | None = None) -> sp.csr_array:
-    """``X`` (any scipy sparse format) as a CSR array with sorted, distinct entries per row.
-
-    Duplicate entries are summed: a row's norm is the norm of the sums, not of the stored
-    pieces (which can be smaller, and clipping with it would be too weak). ``X`` itself is never
-    modified; with ``dtype`` the result is a converted copy.
-    """
-    X = sp.csr_array(X)  # shares X's arrays when X is already CSR
-    if dtype is not None:
-        X = X.astype(dtype)  # a copy
-    elif not X.has_canonical_format:
-        X = X.copy()
-    X.sum_duplicates()  # in place, on our own copy (a no-op when already canonical)
-    return X
-
-
-def csr_row_norms(X: sp.csr_array) -> np.ndarray:
-    """``||x_i||`` of every row of a canonical CSR array, in float64 (empty rows give 0)."""
-    values = X.data.astype(np.float64)
-    rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
-    return np.sqrt(np.bincount(rows, weights=values * values, minlength=X.shape[0]))
-
-
-# --- dispatch between dense tensors and SparseRows (the dense branch is unchanged code) -------
-def input_mm(h: torch.Tensor | SparseRows, W: torch.Tensor) -> torch.Tensor:
-    """``h @ W``."""
-    return h.mm(W) if isinstance(h, SparseRows) else h @ W
-
-
-def input_addmm(
-    bias: torch.Tensor, h: torch.Tensor | SparseRows, W: torch.Tensor
-) -> torch.Tensor:
-    """``h @ W + bias``."""
-    if isinstance(h, SparseRows):
-        return h.mm(W).add_(bias)
-    return torch.addmm(bias, h, W)
-
-
-def input_t_mm(h: torch.Tensor | SparseRows, R: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
-    """``h^T @ R`` into ``out``."""
-    if isinstance(h, SparseRows):
-        return h.t_mm(R, out)
-    return torch.mm(h.T, R, out=out)
-
-
-def input_sq_norms(h: torch.Tensor | SparseRows) -> torch.Tensor:
-    """``||h_i||^2`` in ``h``'s dtype (sparse rows: summed in float64, then rounded once)."""
-    if isinstance(h, SparseRows):
-        return h.row_sq_norms_float64().to(h.dtype)
-    return torch.linalg.vector_norm(h, dim=1).square_()
-
-
-def input_square(h: torch.Tensor | SparseRows) -> torch.Tensor | SparseRows:
-    """The elementwise square of ``h``."""
-    return h.square()

@@ -7,49 +7,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 import torch
 
-from ._sparse import SparseRows
+from .host import features_to_device, to_tensor
+from .sparse import SparseRows
 
-__all__ = ["Batch", "TrainingData", "check_float32_range", "features_to_device", "to_tensor"]
-
-_FLOAT32_MAX = float(np.finfo(np.float32).max)
-
-
-def check_float32_range(array, name: str) -> None:
-    """Compute is float32: refuse values it cannot represent rather than train on infinities."""
-    if sp.issparse(array):
-        array = array.data  # the stored values; the implicit zeros are representable
-    # max and -min rather than abs(array).max(): no temporary copy of the data.
-    if array.dtype.kind == "f" and array.size and max(
-        float(array.max()), -float(array.min())
-    ) > _FLOAT32_MAX:
-        raise ValueError(
-            f"{name} contains values of magnitude above {_FLOAT32_MAX:.3g}, which skdp's float32 "
-            f"computation cannot represent; rescale {name} (features and targets should be on "
-            "a public, roughly unit scale)"
-        )
-
-
-def to_tensor(array: np.ndarray, dtype: torch.dtype, device: torch.device) -> torch.Tensor:
-    """Host array -> compute tensor; float32 compute, as DP noise dwarfs float32 rounding."""
-    array = np.asarray(array)
-    if not array.flags.writeable:  # torch refuses to share read-only memory (e.g. memmaps)
-        array = array.copy()
-    return torch.as_tensor(array, dtype=dtype, device=device)
-
-
-def features_to_device(X, device: torch.device) -> torch.Tensor | SparseRows:
-    """The features as float32 on the compute device: a dense tensor, or for sparse input the
-    canonical CSR arrays (:class:`SparseRows`), never a dense copy."""
-    if sp.issparse(X):
-        return SparseRows.from_scipy(X, torch.float32, device)
-    return to_tensor(X, torch.float32, device)
+__all__ = ["Batch", "TrainingData"]
 
 # The features, labels and per-example auxiliary of one step's batch.
 Batch = tuple[torch.Tensor | SparseRows, torch.Tensor, torch.Tensor | None]
-
 
 @dataclass
 class TrainingData:

@@ -27,6 +27,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("SKDP_PROGRESS", "plain")
 
 import skdp  # noqa: E402
+from _generate_defaults import write as _write_defaults_page  # noqa: E402
+
+# The user guide's defaults page is generated from skdp's registry of 'auto' rules.
+_write_defaults_page()
 
 project = "skdp"
 author = "the skdp developers"

@@ -26,7 +26,12 @@ from .._fit.flow import PrivacyTarget
 from .._fit.sgd import resolve_batch_size, schedule_settings, sgd_recipe
 from .._scale.fit import ScaleFreeFitMixin
 from ..accounting import ACCOUNTANTS
-from ..mechanisms._registry import OPTIMIZER_NAMES, make_optimizer, optimizer_class
+from ..mechanisms._registry import (
+    OPTIMIZER_NAMES,
+    last_iterate_optimizers,
+    make_optimizer,
+    optimizer_class,
+)
 from ..mechanisms._sgd.settings import SGDSettings, steps_per_epoch
 
 __all__ = ["BaseDPLinearModel", "LINEAR_ACCOUNTANTS", "linear_params"]
@@ -250,9 +255,11 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
         and the last iterate only.
         """
         what = "accountant='last_iterate' (the last-iterate bound of Altschuler & Talwar)"
-        if self.optimizer != "noisy_sgd":
+        variants = last_iterate_optimizers()
+        if self.optimizer not in variants:
+            names = " or ".join(f"optimizer={name!r}" for name in variants)
             raise ValueError(
-                f"{what} covers optimizer='noisy_sgd' only, got optimizer={self.optimizer!r}; "
+                f"{what} covers {names} only, got optimizer={self.optimizer!r}; "
                 "use the standard accountant ('pld' or 'rdp') with other optimizers"
             )
         if self.projection_radius is None or not math.isfinite(self.projection_radius):

@@ -24,6 +24,7 @@ __all__ = [
     "OPTIMIZER_NAMES",
     "describe_optimizer",
     "is_full_batch_only",
+    "last_iterate_optimizers",
     "make_optimizer",
     "optimizer_class",
     "register_optimizer",
@@ -68,6 +69,11 @@ def register_optimizer(name: str, factory: Callable[[SGDSettings], object], *,
     if last_iterate is not None:
         _LAST_ITERATE[name] = last_iterate
     OPTIMIZER_NAMES.add(name)
+
+
+def last_iterate_optimizers() -> tuple[str, ...]:
+    """The optimizers with a variant for ``accountant='last_iterate'``."""
+    return tuple(_LAST_ITERATE)
 
 
 def optimizer_class(name: str):

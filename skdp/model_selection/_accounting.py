@@ -63,6 +63,7 @@ import numpy as np
 from dp_accounting.rdp import rdp_privacy_accountant as _rdp
 
 from ..accounting._accountants import quiet_accounting_logs
+from ..accounting._rdp_orders import DEFAULT_ORDERS
 from ..budget import RdpCurve, WithExtraDelta
 from ..budget._records import events_delta
 from ._scoring import gaussian_noise_for
@@ -71,7 +72,8 @@ from ._trials import TrialDistribution, dp_accounting_internal
 __all__ = ["ORDERS", "SearchCalibration", "SearchEvents", "rdp_of", "search_spend",
            "search_extra_delta", "search_epsilon", "calibrate_search"]
 
-ORDERS: tuple[float, ...] = tuple(float(a) for a in _rdp.DEFAULT_RDP_ORDERS)
+# The search is accounted at the RDP orders of every skdp curve.
+ORDERS: tuple[float, ...] = DEFAULT_ORDERS
 
 # The search's extra delta is rounded up by this much (relative), so that floating-point
 # rounding of the sum never understates it.

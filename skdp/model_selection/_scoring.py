@@ -19,6 +19,8 @@ import math
 import numpy as np
 from dp_accounting.rdp import rdp_privacy_accountant as _rdp
 
+from ..accounting._rdp_orders import DEFAULT_ORDERS
+
 __all__ = [
     "score_sensitivity",
     "exact_score_sum",
@@ -73,7 +75,7 @@ def gaussian_noise_for(epsilon: float, delta: float) -> float:
     does. Only a parametrisation of the score's noise: the search accounts the resulting
     ``GaussianDpEvent`` exactly, composed with the fit.
     """
-    orders = np.asarray(_rdp.DEFAULT_RDP_ORDERS, dtype=np.float64)
+    orders = np.asarray(DEFAULT_ORDERS, dtype=np.float64)
 
     def eps(sigma: float) -> float:
         return _rdp.compute_epsilon(orders, orders / (2.0 * sigma**2), delta)[0]

@@ -1,8 +1,8 @@
 """Benchmark: DP logistic regression on Adult -- skdp vs Opacus vs diffprivlib vs scikit-learn.
 
 All competitors run side by side in one process on the same preprocessed data
-(``adult_preprocessor()``, official train/test split), driven by
-``_bench_common.run_comparison`` (which also measures the per-epoch cost of skdp's engine).
+(``adult_preprocessor()``, official train/test split), driven by ``harness.comparison`` (which
+also measures the per-epoch cost of skdp's engine).
 For each epsilon (delta = 1e-5):
 
 - skdp ``DPLogisticRegression(privacy=(eps, 1e-5), random_state=seed)`` with its defaults;
@@ -21,19 +21,26 @@ Usage::
 from __future__ import annotations
 
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
+from harness import cli, comparison, data
+from harness.results import Run, Study
 from sklearn.linear_model import LogisticRegression
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+from skdp.datasets import ADULT_NUMERIC_SCALING
+from skdp.linear_model import DPLogisticRegression
 
-import _bench_common as bench  # noqa: E402
-
-from skdp.datasets import ADULT_NUMERIC_SCALING, adult_preprocessor, load_adult  # noqa: E402
-from skdp.linear_model import DPLogisticRegression  # noqa: E402
-
+STUDY = Study(
+    name="adult_logistic",
+    title="DPLogisticRegression on Adult: skdp vs Opacus vs diffprivlib vs scikit-learn",
+    script="benchmarks/bench_adult_logistic.py",
+    measures="Test accuracy, fit time (calibration included) and proven epsilon of "
+    "DPLogisticRegression with its defaults, Opacus DP-SGD configured from the fitted skdp "
+    "estimator, diffprivlib's LogisticRegression (objective perturbation, public data_norm) "
+    "and scikit-learn's LogisticRegression, on Adult at epsilon 0.1-4; and skdp's per-epoch "
+    "cost, DP against non-private.",
+    conclusion="(to be written from the tables of the next run)",
+)
 # Public domain ranges of Adult's numeric columns (raw units), from the documented meaning of
 # each column -- never from the records. Used only for diffprivlib's data_norm.
 ADULT_PUBLIC_RANGES = {
@@ -62,76 +69,53 @@ def public_data_norm() -> tuple[float, dict[str, float]]:
 
 
 def main(argv=None) -> int:
-    args = bench.parse_args(__doc__.split("\n\n")[0], argv)
-    opacus = bench.try_import("opacus")
-    dpl = bench.import_diffprivlib()
-
-    X_train_raw, X_test_raw, y_train, y_test = load_adult(return_X_y=True)
-    pre = adult_preprocessor().fit(X_train_raw)  # data-independent: fit only records shapes
-    X_train, X_test = pre.transform(X_train_raw), pre.transform(X_test_raw)
+    args = comparison.parse_args(__doc__.split("\n\n")[0], argv)
+    cli.setup(args)
+    X_train, X_test, y_train, y_test = data.load("adult")
     n, d = X_train.shape
     data_norm, per_column = public_data_norm()
-    row_norms = np.linalg.norm(X_train, axis=1)
+    row_norms = np.linalg.norm(data.dense(X_train), axis=1)
+    run = Run(STUDY, args, results=args.results)
+    run.header([
+        f"Data: Adult, official split, {n} train / {X_test.shape[0]} test rows, {d} features "
+        "after adult_preprocessor() (public constants; learns nothing).",
+        *comparison.protocol_lines(args),
+        "skdp: DPLogisticRegression(privacy=(eps, 1e-5), random_state=seed), all defaults.",
+        "Opacus: nn.Linear(d, 1), zero init, BCEWithLogitsLoss(mean), SGD(lr=the step of the "
+        "skdp fit, weight_decay=1/(C n) on the weight only), PrivacyEngine(accountant='prv')"
+        ".make_private_with_epsilon(poisson_sampling=True, max_grad_norm, epochs=skdp n_iter_) "
+        "over a DataLoader giving the same steps per epoch; last iterate.",
+        f"diffprivlib: LogisticRegression(epsilon=eps, data_norm={data_norm:.4f}, "
+        "random_state=seed) (objective perturbation; rows clipped to data_norm).",
+        "scikit-learn: LogisticRegression(max_iter=1000), non-private.",
+        f"skdp defaults in effect: {DPLogisticRegression().get_params()}"])
+    run.table("Public data_norm for diffprivlib",
+              ["column", "public raw range", "(f, center, scale)", "max |scaled|"],
+              [[name, f"[{lo:g}, {hi:g}]", str(ADULT_NUMERIC_SCALING[name]),
+                f"{per_column[name]:.3f}"] for name, (lo, hi) in ADULT_PUBLIC_RANGES.items()],
+              key="data_norm",
+              notes=f"data_norm = sqrt({N_CATEGORICAL} + "
+              f"{sum(v * v for v in per_column.values()):.3f}) = {data_norm:.4f}, from public "
+              "ranges of the raw columns (not from the data). Diagnostic only: max row norm in "
+              f"train {row_norms.max():.4f}, rows above data_norm "
+              f"{int((row_norms > data_norm).sum())}.")
 
-    bench.print_header(
-        "Adult: DP logistic regression -- skdp vs Opacus vs diffprivlib vs scikit-learn",
-        [
-            f"Data: Adult, official split, {n} train / {X_test.shape[0]} test rows, {d} features "
-            "after adult_preprocessor() (public constants; fitted on train, learns nothing).",
-            *bench.protocol_lines(args),
-            "skdp: DPLogisticRegression(privacy=(eps, 1e-5), random_state=seed), all defaults. "
-            "Fit time includes noise calibration: skdp.accounting.calibrate (an lru_cache) is "
-            "cleared before every timed fit, since Opacus calibrates in every fit too; "
-            "'skdp warm' re-fits the same seed with the cache warm (training only).",
-            "Opacus: nn.Linear(d, 1), zero init, BCEWithLogitsLoss(mean), SGD(lr=skdp eta0, "
-            "weight_decay=1/(C n) on the weight only -- the same L2 gradient skdp adds after the "
-            "noise), PrivacyEngine(accountant='prv').make_private_with_epsilon(poisson_sampling="
-            "True, max_grad_norm=skdp max_grad_norm, epochs=skdp n_iter_, target (eps, 1e-5)) "
-            "over DataLoader(TensorDataset, batch_size=ceil(n / skdp steps per epoch)), which "
-            "gives Opacus the same steps per epoch and expected batch size. Last iterate "
-            "(Opacus has no iterate averaging). Fit time includes make_private_with_epsilon.",
-            f"diffprivlib: LogisticRegression(epsilon=eps, data_norm={data_norm:.4f}, "
-            "random_state=seed) (objective perturbation; rows are clipped to data_norm).",
-            "scikit-learn: LogisticRegression(max_iter=1000), non-private.",
-            "Preprocessing is done once, outside every timing.",
-            f"skdp defaults in effect: DPLogisticRegression({DPLogisticRegression().get_params()})",
-        ],
-    )
-    print("### Public data_norm for diffprivlib\n")
-    print("Bound on ||x|| after adult_preprocessor(), from public ranges of the raw columns "
-          "(not from the data): sqrt(8 one-hot ones + sum of squared max |scaled value|).\n")
-    print(bench.markdown_table(
-        ["column", "public raw range", "(f, center, scale)", "max |scaled|"],
-        [[name, f"[{lo:g}, {hi:g}]", str(ADULT_NUMERIC_SCALING[name]), f"{per_column[name]:.3f}"]
-         for name, (lo, hi) in ADULT_PUBLIC_RANGES.items()],
-    ))
-    print(f"\ndata_norm = sqrt({N_CATEGORICAL} + {sum(v * v for v in per_column.values()):.3f})"
-          f" = {data_norm:.4f}. Diagnostic only (data-dependent, not used by any model): "
-          f"max row norm in train = {row_norms.max():.4f}, rows above data_norm = "
-          f"{int((row_norms > data_norm).sum())}.")
-
-    def eps1_check(gap: float) -> tuple[str, bool]:
+    def eps1_target(gap: float) -> tuple[str, bool]:
         gap *= 100
         return f"eps=1: skdp within 0.5 points of sklearn (gap {gap:.2f} points)", gap <= 0.5
 
-    task = bench.ComparisonTask(
+    task = comparison.Task(
         skdp_class=DPLogisticRegression,
         sklearn_name="LogisticRegression(max_iter=1000)",
         make_sklearn=lambda: LogisticRegression(max_iter=1000),
-        make_diffprivlib=lambda dpl, eps, seed: dpl.LogisticRegression(
-            epsilon=eps, data_norm=data_norm, random_state=seed),
+        make_diffprivlib=lambda dpl, eps, seed: dpl.logistic(eps, data_norm, seed),
         opacus_loss="logistic",
         opacus_l2=lambda est, n: 0.0 if math.isinf(est.C) else 1.0 / (est.C * n),
-        opacus_score=lambda logits, y: float(((logits > 0).astype(int) == y).mean()),
-        metric="accuracy",
-        eps1_check=eps1_check,
-        diff_scale=100,
-        diff_digits=2,
-        diff_unit="points",
-        sklearn_time_digits=3,
-        sklearn_extra=lambda sk: f", n_iter_={int(sk.n_iter_[0])}",
-    )
-    return bench.run_comparison(task, args, X_train, y_train, X_test, y_test, opacus, dpl)
+        metric="accuracy", eps1_target=eps1_target, diff_scale=100, diff_digits=2,
+        diff_unit="points")
+    comparison.run(task, args, run, (X_train, X_test, y_train, y_test))
+    run.save()
+    return 0
 
 
 if __name__ == "__main__":

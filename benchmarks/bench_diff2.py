@@ -22,19 +22,27 @@ import itertools
 import time
 
 import numpy as np
-from _bench_common import (
-    DELTA,
-    add_threads_argument,
-    apply_threads,
-    collect_warnings,
-    load_average,
-    print_header,
-    print_warnings,
-)
-from _datasets import diamonds, validation_split
+from harness import cli, data
+from harness.cli import collect_warnings
+from harness.machine import load_average
+from harness.results import Run, Study
 
 from skdp.linear_model import DPRidge
 from skdp.neural_network import DPMLPRegressor
+
+STUDY = Study(
+    name="diff2",
+    title="diff2 vs noisy full-batch gradient descent",
+    script="benchmarks/bench_diff2.py",
+    measures="Test R^2 of diff2 (Murata & Suzuki) against DP-GD with the same number of "
+    "full-batch rounds on diamonds (DPRidge, and an MLP with 10 tanh units), epsilon 3 and 5 "
+    "on all rows and 1-5 on a 2,000-row subsample; each method's step and clipping (diff2: "
+    "restart period and difference clip too) tuned on a validation split, 5 fresh seeds, "
+    "paired.",
+    conclusion="diff2 never beat DP-GD here: tie for DPRidge on all rows, 0.002-0.009 R^2 "
+    "behind elsewhere.",
+)
+DELTA = 1e-5
 
 
 def make_ridge(**kw):
@@ -51,6 +59,7 @@ TASKS = {
     "mlp": ("DPMLPRegressor(hidden_layer_sizes=(10,), activation='tanh') on diamonds",
             make_mlp, "learning_rate_init"),
 }
+LABELS = {"ridge": "DPRidge", "mlp": "MLP (10 tanh units)"}
 STEP_SIZES = (0.25, 0.5, 1.0)
 CLIP_BOUNDS = (0.3, 1.0, 3.0)
 RESTART_PERIODS = (10, 50, 200)
@@ -74,17 +83,15 @@ def validation_score(make, params, data, caught, tag):
     return min(fit_score(make, params, data, seed, caught, tag)[0] for seed in (0, 1))
 
 
-def run_task(key, args, caught):
+def run_task(key, args, caught, run):
     title, make, step_name = TASKS[key]
-    X_train, X_test, y_train, y_test = diamonds()
+    X_train, X_test, y_train, y_test = data.load("diamonds")
     if args.subsample:
         # A public random subset of the training rows: a regime where the noise matters.
         keep = np.random.default_rng(0).permutation(len(X_train))[: args.subsample]
         X_train, y_train = X_train[keep], y_train[keep]
-    val = validation_split((X_train, X_test, y_train, y_test))
+    val = data.validation_split((X_train, X_test, y_train, y_test))
     test = (X_train, X_test, y_train, y_test)
-    print(f"\n## {title}, {args.rounds} full-batch rounds, {len(X_train)} training rows\n",
-          flush=True)
     rows = []
     start = time.perf_counter()
     for eps in args.epsilons:
@@ -118,20 +125,18 @@ def run_task(key, args, caught):
         print(f"(eps={eps:g} done after {time.perf_counter() - start:.0f} s, load "
               f"{load_average()})", flush=True)
 
-    print("\nTest R^2, mean ± std over seeds; the paired difference diff2 - DP-GD (same seeds) "
-          "with its std; the configurations chosen on the validation split.\n")
-    print("| eps | DP-GD | diff2 | diff2 - DP-GD | DP-GD config | diff2 config |")
-    print("|---|---|---|---|---|---|")
+    table = []
     for eps, p_gd, p_d2, gd, d2, _, _ in rows:
         diff = d2 - gd
         gd_cfg = f"{step_name}={p_gd[step_name]:g}, C1={p_gd['max_grad_norm']:g}"
         op = p_d2["optimizer_params"]
         d2_cfg = (f"{step_name}={p_d2[step_name]:g}, C1={p_d2['max_grad_norm']:g}, "
                   f"T={op['restart_period']}, C2={op['diff_clip']:g}")
-        print(f"| {eps:g} | {gd.mean():.4f} ± {gd.std(ddof=1):.4f} | "
-              f"{d2.mean():.4f} ± {d2.std(ddof=1):.4f} | {diff.mean():+.4f} ± "
-              f"{diff.std(ddof=1):.4f} | {gd_cfg} | {d2_cfg} |")
-    print(flush=True)
+        table.append([LABELS[key], f"{eps:g}",
+                      f"{gd.mean():.4f} ± {gd.std(ddof=1):.4f}",
+                      f"{d2.mean():.4f} ± {d2.std(ddof=1):.4f}",
+                      f"{diff.mean():+.4f} ± {diff.std(ddof=1):.4f}", gd_cfg, d2_cfg])
+    return table
 
 
 def main(argv=None) -> int:
@@ -142,19 +147,27 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, default=5)
     parser.add_argument("--subsample", type=int, default=None,
                         help="train on a random subset of this many training rows")
-    add_threads_argument(parser)
+    cli.add_common_arguments(parser)
     args = parser.parse_args(argv)
-    apply_threads(args)
-    print_header("diff2 vs noisy full-batch gradient descent (Murata & Suzuki's comparison)", [
+    cli.setup(args)
+    run = Run(STUDY, args, results=args.results)
+    run.header([
         f"Tasks {args.task}; epsilons {args.epsilons}, delta={DELTA:g}; {args.rounds} rounds; "
         f"{args.seeds} test seeds. Grids: step {STEP_SIZES} x C1 {CLIP_BOUNDS} for DP-GD; "
         f"T {RESTART_PERIODS} x C2 {DIFF_CLIPS} x (step, step/4) for diff2; validation "
-        "score = worst of two seeds.",
-    ])
+        "score = worst of two seeds."])
     caught: dict[str, int] = {}
+    rows = []
     for key in args.task:
-        run_task(key, args, caught)
-    print_warnings(caught)
+        rows += run_task(key, args, caught, run)
+    rows_label = f"{args.subsample:,} training rows" if args.subsample else "All training rows"
+    run.table(rows_label, ["model", "eps", "DP-GD", "diff2", "diff2 - DP-GD", "DP-GD config",
+                           "diff2 config"], rows, key=f"rows={args.subsample or 'all'}",
+              notes=f"Test R^2 after {args.rounds} full-batch rounds, mean ± std over seeds; "
+              "the paired difference diff2 - DP-GD (same seeds); the configurations chosen on "
+              "the validation split.")
+    cli.print_warnings(caught)
+    run.save()
     return 0
 
 

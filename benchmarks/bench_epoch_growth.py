@@ -8,12 +8,12 @@ and of the same fit with ``max_iter=20`` (mean over seeds), and the fit times. U
         --datasets adult,adult_rownorm,nass_cds,fertility,fashion_mnist,digits,breast_cancer,wine
 
 ``--epsilons 0.1,0.5,1 --fixed 20,35,61,100`` asks whether more epochs would help below epsilon 2
-too (docs/benchmarks.md, "More epochs at larger epsilon").
+too (the page of this study, "More epochs at larger epsilon").
 """
 
 from __future__ import annotations
 
-from _threads import pin_threads  # first: it sets the thread counts before numpy loads
+from harness.threads import pin_threads  # first: the thread counts before numpy loads
 
 _THREADS = pin_threads()
 
@@ -21,26 +21,40 @@ import argparse  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
 
-import _defaults_data  # noqa: E402
 import numpy as np  # noqa: E402
-from _bench_common import add_threads_argument, apply_threads  # noqa: E402
+from harness import cli, data  # noqa: E402
+from harness.results import Run, Study  # noqa: E402
 
 from skdp.linear_model import DPLogisticRegression  # noqa: E402
 
+STUDY = Study(
+    name="epoch_growth",
+    title="More epochs at larger epsilon",
+    script="benchmarks/bench_epoch_growth.py",
+    measures="DPLogisticRegression's `max_iter='auto'` (epochs grown as 20 eps^0.8, at most "
+    "100, at epsilon above 1 where the noise on a mean gradient of the 20-epoch run is at "
+    "most 0.1 of the clipping bound) against a fixed 20 epochs, on the classification sets of "
+    "the defaults study; test accuracy (%) and fit time.",
+    conclusion="Growing the epochs gains up to 2.0 points on Fashion-MNIST and 1.1 on "
+    "row-normalised Adult at epsilon 2-8 and loses nothing beyond 0.01 point; below epsilon 2 "
+    "no public quantity separates the sets that would gain.",
+    chooses=("`linear.max_iter`: `EPOCH_GROWTH = 0.8`, `QUIET_NOISE = 0.1`, "
+             "`MAX_GROWN_EPOCHS = 100` (`skdp/_defaults/linear.py`)",),
+)
 
-def fit_and_score(data, **params) -> tuple[float, int, float, float]:
+
+def fit_and_score(loaded, **params) -> tuple[float, int, float, float]:
     """Test accuracy (%), epochs run, seconds of one fit and the noise per coordinate of a
     mean gradient relative to the clipping bound, ``mu = z / b`` (public)."""
     start = time.perf_counter()
-    model = DPLogisticRegression(**params).fit(data.X_train, data.y_train)
+    model = DPLogisticRegression(**params).fit(loaded.X_train, loaded.y_train)
     seconds = time.perf_counter() - start
     mu = model.noise_multiplier_ / model.batch_size_
-    return 100 * model.score(data.X_test, data.y_test), model.n_iter_, seconds, mu
+    return 100 * model.score(loaded.X_test, loaded.y_test), model.n_iter_, seconds, mu
 
 
-def main() -> None:
+def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_threads_argument(parser)
     parser.add_argument("--seeds", type=int, default=2)
     parser.add_argument("--datasets", default="adult,adult_rownorm,nass_cds,fertility,"
                         "fashion_mnist,digits,breast_cancer,wine")
@@ -48,32 +62,38 @@ def main() -> None:
     parser.add_argument("--fixed", default="20",
                         help="fixed epoch counts to compare with the rule (the first is the "
                         "baseline of the 'gain' column), e.g. 20,35,61,100")
-    args = parser.parse_args()
-    apply_threads(args)
+    cli.add_common_arguments(parser)
+    args = parser.parse_args(argv)
+    cli.setup(args)
     warnings.filterwarnings("ignore")
     fixed_epochs = [int(e) for e in args.fixed.split(",")]
-    fixed_names = " | ".join(f"{e} epochs" for e in fixed_epochs)
-    print(f"| data set | eps | mu = z / b | epochs | {fixed_names} | rule | gain | "
-          "fit s (first fixed / rule) |")
-    print("|---|---|---|---|" + "---|" * len(fixed_epochs) + "---|---|---|")
-    for name in args.datasets.split(","):
-        data = _defaults_data.load(name)
+    run = Run(STUDY, args, results=args.results)
+    run.header([f"seeds {args.seeds}; delta 1e-5; test accuracy %"])
+    rows = []
+    for name, loaded in data.load_available(args.datasets.split(","), skip=run.skip):
         for eps in (float(e) for e in args.epsilons.split(",")):
             rule, fixed = [], {e: [] for e in fixed_epochs}
             for seed in range(args.seeds):
                 common = dict(privacy=(eps, 1e-5), random_state=seed)
-                rule.append(fit_and_score(data, **common))
+                rule.append(fit_and_score(loaded, **common))
                 for epochs in fixed_epochs:
-                    fixed[epochs].append(fit_and_score(data, max_iter=epochs, **common))
+                    fixed[epochs].append(fit_and_score(loaded, max_iter=epochs, **common))
             acc_rule = np.mean([r[0] for r in rule])
             acc_fixed = {e: np.mean([f[0] for f in runs]) for e, runs in fixed.items()}
             base = fixed_epochs[0]
-            columns = " | ".join(f"{acc_fixed[e]:.2f}" for e in fixed_epochs)
-            print(f"| {name} | {eps:g} | {rule[0][3]:.4f} | {rule[0][1]} | {columns} | "
-                  f"{acc_rule:.2f} | {acc_rule - acc_fixed[base]:+.2f} | "
-                  f"{np.median([f[2] for f in fixed[base]]):.1f} / "
-                  f"{np.median([r[2] for r in rule]):.1f} |", flush=True)
+            rows.append([name, f"{eps:g}", f"{rule[0][3]:.4f}", str(rule[0][1]),
+                         *(f"{acc_fixed[e]:.2f}" for e in fixed_epochs), f"{acc_rule:.2f}",
+                         f"{acc_rule - acc_fixed[base]:+.2f}",
+                         f"{np.median([f[2] for f in fixed[base]]):.1f} / "
+                         f"{np.median([r[2] for r in rule]):.1f}"])
+            print(" | ".join(rows[-1]), flush=True)
+    key = "rule" if fixed_epochs == [20] else "fixed=" + ",".join(map(str, fixed_epochs))
+    run.table("The rule against fixed epochs, test accuracy %",
+              ["data set", "eps", "mu = z / b", "epochs", *(f"{e} epochs" for e in fixed_epochs),
+               "rule", "gain", f"fit s ({fixed_epochs[0]} / rule)"], rows, key=key)
+    run.save()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -46,29 +46,39 @@ from __future__ import annotations
 import argparse
 import functools
 import math
-import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
+from harness import cli
+from harness import data as datasets
+from harness.internals import rescale_rows
+from harness.results import Run, Study
+from harness.tables import mean_std
 from sklearn.linear_model import LogisticRegression, Ridge
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import _bench_common as bench  # noqa: E402
-import _datasets  # noqa: E402
-
-from skdp._engine._glm import rescale_rows  # noqa: E402
-from skdp.accounting import (  # noqa: E402
+from skdp.accounting import (
     LastIterateRun,
     PrivacyPlan,
     Sampling,
     calibrate,
     calibrate_last_iterate,
 )
-from skdp.linear_model import DPLogisticRegression, DPRidge  # noqa: E402
+from skdp.linear_model import DPLogisticRegression, DPRidge
 
+STUDY = Study(
+    name="last_iterate",
+    title="Last-iterate accountant: score against epochs at a fixed epsilon",
+    script="benchmarks/bench_last_iterate.py",
+    measures="Test score of DPLogisticRegression (Adult) and DPRidge (diamonds) against the "
+    "number of epochs at epsilon 1, for the defaults with the standard (PLD) accountant, the "
+    "strongly convex configuration the last-iterate bound needs with PLD, and the same with "
+    "`accountant='last_iterate'` (replace-one neighbouring; noise stops growing after a "
+    "burn-in).",
+    conclusion="The last-iterate accountant does what it promises (its noise is flat past the "
+    "burn-in; at 500 epochs it beats PLD on the same training) but does not beat the default "
+    "recipe at epsilon 1.",
+)
 DELTA = 1e-5
 EPOCHS = (5, 20, 50, 100, 200, 500)
 QUICK_EPOCHS = (5, 50)
@@ -93,7 +103,7 @@ class Setting:
         return math.sqrt(self.n_blocks + 1)  # + the constant column
 
     def load(self):
-        return getattr(_datasets, self.name)()
+        return datasets.load(self.name)
 
     def l2(self, n: int) -> float:
         if "C" in self.penalty:
@@ -139,7 +149,7 @@ def with_constant(X: np.ndarray) -> np.ndarray:
 @functools.cache
 def data(name: str):
     X_train, X_test, y_train, y_test = SETTINGS[name].load()
-    return X_train, X_test, y_train, y_test
+    return datasets.dense(X_train), datasets.dense(X_test), y_train, y_test
 
 
 def fit_one(name: str, config: str, epochs: int, seed: int, epsilon: float) -> dict:
@@ -173,7 +183,7 @@ def fit_one(name: str, config: str, epochs: int, seed: int, epsilon: float) -> d
                 norm=float(np.linalg.norm(np.r_[np.ravel(est.coef_), np.ravel(est.intercept_)])))
 
 
-def noise_table(setting: Setting, n: int, epsilon: float, epochs) -> str:
+def noise_table(setting: Setting, n: int, epsilon: float, epochs) -> tuple:
     """Noise multiplier for (epsilon, 1e-5) vs epochs: accounting only (public inputs)."""
     b = setting.batch_size
     steps = max(1, round(n / b))
@@ -192,7 +202,7 @@ def noise_table(setting: Setting, n: int, epsilon: float, epochs) -> str:
             mark = " (LI)" if g.binding == "last_iterate" else ""
             cells.append(f"{g.noise_multiplier:.3f}{mark}")
         rows.append(cells)
-    return bench.markdown_table(
+    return (
         ["epochs", "pld (add/remove)", "last_iterate, convex (m=0)",
          f"last_iterate, strongly convex (m={setting.l2(n):.3g})"],
         rows,
@@ -232,24 +242,23 @@ def main(argv=None) -> int:
     parser.add_argument("--epsilon", type=float, default=1.0)
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (joblib)")
     parser.add_argument("--datasets", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
+    cli.add_common_arguments(parser, threads=False)
     args = parser.parse_args(argv)
+    cli.setup(args)
     epochs = tuple(args.epochs) if args.epochs else (QUICK_EPOCHS if args.quick else EPOCHS)
     seeds = list(range(1 if args.quick else args.seeds))
     configs = ("pld (defaults)", "pld (same training)", "last_iterate")
 
-    bench.print_header(
-        "Last-iterate vs standard accountant: test score vs epochs at a fixed epsilon",
-        [
-            f"epsilon = {args.epsilon:g}, delta = {DELTA:g}; seeds {seeds}; epochs {list(epochs)};"
-            f" {args.jobs} worker process(es), torch threads 1 per fit.",
-            "Score: test accuracy (Adult, official split) or test R^2 (diamonds, 80/20 split), "
-            "mean ± std over seeds; z = noise multiplier (noise std on the clipped sum / "
-            "max_grad_norm). (LI) marks fits where the last-iterate bound is the binding one.",
-            "Relations: pld states its epsilon under add/remove-one-row, last_iterate under "
-            "replace-one-row (what its proof needs); at equal epsilon replace-one needs about "
-            "twice the noise before the burn-in ends.",
-        ],
-    )
+    run = Run(STUDY, args, results=args.results)
+    run.header([
+        f"epsilon = {args.epsilon:g}, delta = {DELTA:g}; seeds {seeds}; epochs {list(epochs)}; "
+        f"{args.jobs} worker process(es), torch threads 1 per fit.",
+        "Score: test accuracy (Adult, official split) or test R^2 (diamonds, 80/20 split), "
+        "mean ± std over seeds; z = noise multiplier (noise std on the clipped sum / "
+        "max_grad_norm). (LI) marks fits where the last-iterate bound is the binding one.",
+        "Relations: pld states its epsilon under add/remove-one-row, last_iterate under "
+        "replace-one-row (what its proof needs); at equal epsilon replace-one needs about "
+        "twice the noise before the burn-in ends."])
     # Workers import this file as a module (functions of __main__ do not unpickle there).
     import bench_last_iterate as module
     from joblib import Parallel, delayed
@@ -258,25 +267,22 @@ def main(argv=None) -> int:
         setting = SETTINGS[name]
         n = data(name)[0].shape[0]
         params = setting.params(n, "last_iterate")
-        print(f"## {name}: {setting.estimator.__name__}, test {setting.metric}\n")
-        print(f"Configuration ('same training' and 'last_iterate'): X with a constant column 1, "
-              f"{setting.estimator.__name__}({', '.join(f'{k}={v!r}' for k, v in params.items())}"
-              f", max_grad_norm=1.0); smoothness M = {setting.smoothness(n):.4g}, 2/M = "
-              f"{2 / setting.smoothness(n):.4g}, strong convexity m = l2 = {setting.l2(n):.4g}; "
-              f"{max(1, round(n / setting.batch_size))} steps per epoch.  ")
-        for line in reference_scores(setting):
-            print(f"{line}  ")
-        print(f"\n### 1. Noise multiplier for ({args.epsilon:g}, {DELTA:g})-DP vs epochs "
-              "(accounting only)\n")
-        print("Same batch size, step size, radius and row bound; 'convex' is the same run with "
-              "m = 0 (e.g. an unpenalised intercept).\n")
-        print(noise_table(setting, n, args.epsilon, epochs), flush=True)
-
+        config = (f"X with a constant column 1, {setting.estimator.__name__}("
+                  f"{', '.join(f'{k}={v!r}' for k, v in params.items())}, max_grad_norm=1.0); "
+                  f"smoothness M = {setting.smoothness(n):.4g}, 2/M = "
+                  f"{2 / setting.smoothness(n):.4g}, strong convexity m = l2 = "
+                  f"{setting.l2(n):.4g}; {max(1, round(n / setting.batch_size))} steps per "
+                  "epoch. " + " ".join(reference_scores(setting)))
+        columns, rows = noise_table(setting, n, args.epsilon, epochs)
+        run.table(f"{setting.estimator.__name__}, {name}: noise multiplier for "
+                  f"({args.epsilon:g}, {DELTA:g})-DP against epochs (accounting only)",
+                  columns, rows, key=f"{name}|noise",
+                  notes="Same batch size, step size, radius and row bound; 'convex' is the "
+                  "same run with m = 0 (e.g. an unpenalised intercept).")
         tasks = [(name, c, e, s) for e in epochs for c in configs for s in seeds]
         start = time.perf_counter()
         results = Parallel(n_jobs=args.jobs)(
-            delayed(module.fit_one)(*task, args.epsilon) for task in tasks
-        )
+            delayed(module.fit_one)(*task, args.epsilon) for task in tasks)
         by_key: dict = {}
         for (_, c, e, _), r in zip(tasks, results, strict=True):
             by_key.setdefault((c, e), []).append(r)
@@ -285,17 +291,17 @@ def main(argv=None) -> int:
             row = [str(e)]
             for c in configs:
                 rs = by_key[(c, e)]
-                z = rs[0]["noise"]
-                mark = " (LI)" if rs[0]["binding"] == "last-iterate" else ""
-                row.append(f"{bench.mean_std([r['score'] for r in rs])} (z={z:.2f}{mark})")
+                mark = ", LI" if rs[0]["binding"] == "last-iterate" else ""
+                row.append(f"{mean_std([r['score'] for r in rs])} (z={rs[0]['noise']:.2f}"
+                           f"{mark})")
             rows.append(row)
-        print(f"\n### 2. Test {setting.metric} vs epochs at epsilon = {args.epsilon:g}\n")
-        print(bench.markdown_table(["epochs", *configs], rows))
         total = time.perf_counter() - start
-        fit_times = {c: sum(r["seconds"] for e in epochs for r in by_key[(c, e)])
-                     for c in configs}
-        print(f"\n{len(tasks)} fits in {total:.0f} s wall; summed fit times: "
-              + ", ".join(f"{c} {t:.0f} s" for c, t in fit_times.items()) + "\n", flush=True)
+        run.table(f"{setting.estimator.__name__}, {name}, test {setting.metric} (mean ± std "
+                  f"over {len(seeds)} seeds) at epsilon {args.epsilon:g}",
+                  ["epochs", *configs], rows, key=name,
+                  notes=f"Configuration ('same training' and 'last_iterate'): {config} "
+                  f"{len(tasks)} fits in {total:.0f} s.")
+    run.save()
     return 0
 
 

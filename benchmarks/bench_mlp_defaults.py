@@ -1,7 +1,7 @@
 """The MLP defaults on data they were not tuned on: clipping bound and step size, leave one
 data set out.
 
-For every data set of ``_defaults_data.py`` and every epsilon, fit DPMLPClassifier or
+For every data set of the registry (``harness/data.py``) and every epsilon, fit DPMLPClassifier or
 DPMLPRegressor (100 hidden units, every other parameter at its default, ``privacy=(eps, 1e-5)``,
 ``random_state=seed``) at every point of a grid of ``max_grad_norm`` x ``learning_rate_init``;
 the step sizes are the task's default times a multiplier, so one (clipping bound, multiplier)
@@ -36,9 +36,7 @@ Usage: OMP_NUM_THREADS=1 python benchmarks/bench_mlp_defaults.py --threads 1 --s
 
 from __future__ import annotations
 
-import sys
-
-from _threads import pin_threads  # first: it sets the thread counts before numpy loads
+from harness.threads import pin_threads  # first: the thread counts before numpy loads
 
 _THREADS = pin_threads()
 
@@ -52,14 +50,30 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+from harness import cli, data  # noqa: E402
+from harness.internals import mlp_private_step  # noqa: E402
+from harness.results import Run, Study, load_raw  # noqa: E402
 from sklearn.model_selection import train_test_split  # noqa: E402
 from sklearn.neural_network import MLPClassifier, MLPRegressor  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _defaults_data  # noqa: E402
-from _bench_common import add_threads_argument, apply_threads, print_header  # noqa: E402
-
 from skdp.neural_network import DPMLPClassifier, DPMLPRegressor  # noqa: E402
+
+STUDY = Study(
+    name="mlp_defaults",
+    title="The MLP defaults on data they were not tuned on (leave one data set out)",
+    script="benchmarks/bench_mlp_defaults.py",
+    measures="DPMLPClassifier / DPMLPRegressor (100 hidden units) over max_grad_norm {0.5, 1, "
+    "2, 3, 5} x the step times {0.25, 0.5, 1, 2}, epsilon {0.5, 1, 4, inf}, on eleven data "
+    "sets; for each held-out set one pair is chosen on the others of its task (smallest mean "
+    "gap to each cell's oracle) and compared with the default.",
+    conclusion="The private defaults stay (clipping bound 1, step 2.0 / 0.5): no pair chosen "
+    "without the held-out set beats them across sets; without privacy the step is a quarter "
+    "of the private one.",
+    chooses=("the MLPs' `max_grad_norm=1.0`",
+             "`mlp.learning_rate_init` without privacy: `MLP_CLASSIFIER.non_private = 0.5`, "
+             "`MLP_REGRESSOR.non_private = 0.125`, a quarter of the private step "
+             "(`skdp/_defaults/mlp.py`)"),
+)
 
 CLIPS = (0.5, 1.0, 2.0, 3.0, 5.0)
 MULTIPLIERS = (0.25, 0.5, 1.0, 2.0)  # times the task's default learning_rate_init
@@ -69,7 +83,7 @@ ESTIMATORS = {"classification": DPMLPClassifier, "regression": DPMLPRegressor}
 # The undamped private step each 'auto' default starts from (2.0 / 0.5). Since
 # learning_rate_init='auto' damps it by the noise per coordinate (tune_user_scale_damping.py),
 # the grid's multiplier 1 is the former default, not the shipped one.
-DEFAULT_STEP = {task: cls._PRIVATE_STEP for task, cls in ESTIMATORS.items()}
+DEFAULT_STEP = {task: mlp_private_step(cls) for task, cls in ESTIMATORS.items()}
 DEFAULT_CLIP = {task: cls().max_grad_norm for task, cls in ESTIMATORS.items()}
 DEFAULT_PAIR = {task: (DEFAULT_CLIP[task], 1.0) for task in ESTIMATORS}
 CAP = {"classification": 0.05, "regression": 0.1}  # 5 points of accuracy, 0.1 R^2
@@ -86,52 +100,52 @@ def key(eps, clip: float, mult: float) -> str:
 # --------------------------------------------------------------------------------------------
 # Fitting
 # --------------------------------------------------------------------------------------------
-def subsample(data, rows: int):
-    if rows >= data.X_train.shape[0]:
-        return data
-    stratify = data.y_train if data.task == "classification" else None
-    X_train, _, y_train, _ = train_test_split(data.X_train, data.y_train, train_size=rows,
+def subsample(ds, rows: int):
+    if rows >= ds.X_train.shape[0]:
+        return ds
+    stratify = ds.y_train if ds.task == "classification" else None
+    X_train, _, y_train, _ = train_test_split(ds.X_train, ds.y_train, train_size=rows,
                                               stratify=stratify, random_state=0)
-    return _defaults_data.Data(data.name, data.task, X_train, data.X_test, y_train, data.y_test)
+    return data.Data(ds.name, ds.task, X_train, ds.X_test, y_train, ds.y_test)
 
 
-def fit_score(data, eps: float, seed: int, clip: float, mult: float) -> float | None:
+def fit_score(ds, eps: float, seed: int, clip: float, mult: float) -> float | None:
     """Test score of one fit; ``None`` when the fit diverged (FloatingPointError)."""
-    cls = ESTIMATORS[data.task]
+    cls = ESTIMATORS[ds.task]
     privacy = (eps, DELTA) if math.isfinite(eps) else (math.inf, 0.0)
     model = cls(privacy=privacy, random_state=seed, max_grad_norm=clip,
-                learning_rate_init=DEFAULT_STEP[data.task] * mult)
+                learning_rate_init=DEFAULT_STEP[ds.task] * mult)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            model.fit(data.X_train, data.y_train)
+            model.fit(ds.X_train, ds.y_train)
         except FloatingPointError:
             return None
-        score = float(model.score(data.X_test, data.y_test))
+        score = float(model.score(ds.X_test, ds.y_test))
     return score if math.isfinite(score) else None
 
 
 def run_dataset(name: str, entry: dict, epsilons, seeds, rows: int | None, save) -> None:
-    data = _defaults_data.load(name)
-    full_rows = data.X_train.shape[0]
+    ds = data.load(name)
+    full_rows = ds.X_train.shape[0]
     if rows:
-        data = subsample(data, rows)
-    if entry.get("train_rows", data.X_train.shape[0]) != data.X_train.shape[0]:
+        ds = subsample(ds, rows)
+    if entry.get("train_rows", ds.X_train.shape[0]) != ds.X_train.shape[0]:
         raise SystemExit(f"{name}: the cache holds a run on {entry['train_rows']} training rows, "
-                         f"not {data.X_train.shape[0]}: pass the same --subsample or a new cache")
-    entry.update(task=data.task, shape=[full_rows, data.X_train.shape[1]],
-                 train_rows=data.X_train.shape[0])
+                         f"not {ds.X_train.shape[0]}: pass the same --subsample or a new cache")
+    entry.update(task=ds.task, shape=[full_rows, ds.X_train.shape[1]],
+                 train_rows=ds.X_train.shape[0])
     entry.setdefault("scores", {})
     entry.setdefault("seconds", 0.0)
     if "sklearn" not in entry:
-        ref = (MLPClassifier if data.task == "classification" else MLPRegressor)(
+        ref = (MLPClassifier if ds.task == "classification" else MLPRegressor)(
             max_iter=200, random_state=0)
         started = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            ref.fit(data.X_train, data.y_train)
+            ref.fit(ds.X_train, ds.y_train)
         entry["sklearn_seconds"] = time.perf_counter() - started
-        entry["sklearn"] = float(ref.score(data.X_test, data.y_test))
+        entry["sklearn"] = float(ref.score(ds.X_test, ds.y_test))
         save()
     started, n_fits = time.perf_counter(), 0
     for eps in epsilons:
@@ -141,11 +155,11 @@ def run_dataset(name: str, entry: dict, epsilons, seeds, rows: int | None, save)
                 if str(seed) in cell:
                     continue
                 t0 = time.perf_counter()
-                cell[str(seed)] = fit_score(data, eps, seed, clip, mult)
+                cell[str(seed)] = fit_score(ds, eps, seed, clip, mult)
                 entry["seconds"] += time.perf_counter() - t0
                 n_fits += 1
                 save()
-    print(f"  {name}: {data.X_train.shape[0]} x {data.X_train.shape[1]} (of {full_rows} rows), "
+    print(f"  {name}: {ds.X_train.shape[0]} x {ds.X_train.shape[1]} (of {full_rows} rows), "
           f"{n_fits} new fits in {time.perf_counter() - started:.0f} s; scikit-learn "
           f"{entry['sklearn_seconds']:.0f} s", flush=True)
 
@@ -243,48 +257,35 @@ def tally(diffs: list[float], task: str) -> str:
             f"worst {worst:+.4g}, best {best:+.4g} {what}")
 
 
-def analyse(results: dict) -> None:
+def analyse(results: dict, run: Run) -> None:
     names = list(results)
     tasks = [t for t in ESTIMATORS if any(results[n]["task"] == t for n in names)]
     for task in tasks:
         members = [n for n in names if results[n]["task"] == task]
         scale, what = unit(task)
-        print(f"\n## {task}: {', '.join(members)}\n")
+        sets = []
         for n in members:
             res = results[n]
             seeds = {len(v) for v in res["scores"].values()}
             note = (f", trained on a {res['train_rows']}-row subsample of {res['shape'][0]}"
                     if res["train_rows"] < res["shape"][0] else "")
-            print(f"- {n}: {res['shape'][0]} x {res['shape'][1]}{note}; seeds per cell "
-                  f"{sorted(seeds)}; {res['seconds']:.0f} s of DP fits, scikit-learn "
-                  f"{res['sklearn_seconds']:.0f} s")
+            sets.append(f"{n} ({res['shape'][0]} x {res['shape'][1]}{note}; seeds per cell "
+                        f"{sorted(seeds)})")
         eps_all = sorted({e for n in members for e in epsilons_of(results[n])}, key=float)
-        print(f"\nMean capped gap to the oracle ({what}; cap {CAP[task] * scale:g}) of every "
-              f"grid point (max_grad_norm / step multiplier; multiplier 1 = step "
-              f"{DEFAULT_STEP[task]:g}), over the data sets, per epsilon and overall:\n")
-        print("| max_grad_norm / multiplier | " + " | ".join(f"eps {e}" for e in eps_all)
-              + " | all |")
-        print("|---|" + "---|" * (len(eps_all) + 1))
+        rows = []
         for point in GRID:
             cells = [mean_gap(results, members, point, e) * scale for e in eps_all]
             mark = " (current default)" if point == DEFAULT_PAIR[task] else ""
-            print(f"| {pair_str(point)}{mark} | " + " | ".join(f"{c:.3g}" for c in cells)
-                  + f" | {mean_gap(results, members, point) * scale:.3g} |")
+            rows.append([f"{pair_str(point)}{mark}", *(f"{c:.3g}" for c in cells),
+                         f"{mean_gap(results, members, point) * scale:.3g}"])
+        run.table(f"{task}: mean capped gap to the oracle of every grid point",
+                  ["max_grad_norm / multiplier", *(f"eps {e}" for e in eps_all), "all"], rows,
+                  key=f"{task}|gaps",
+                  notes=f"{what}, cap {CAP[task] * scale:g}; multiplier 1 = step "
+                  f"{DEFAULT_STEP[task]:g}; over {', '.join(sets)}.")
 
         everyone = choose(results, members)
-        print(f"\nChosen on all {task} data sets: max_grad_norm={everyone[0]:g}, step "
-              f"multiplier {everyone[1]:g} (learning_rate_init="
-              f"{DEFAULT_STEP[task] * everyone[1]:g}); mean capped gap "
-              f"{mean_gap(results, members, everyone) * scale:.3g} {what} against "
-              f"{mean_gap(results, members, DEFAULT_PAIR[task]) * scale:.3g} for the current "
-              f"default ({pair_str(DEFAULT_PAIR[task])}).\n")
-
-        header = ("| held out | n x d | eps | chosen on the others (clip / mult) | held out at "
-                  "that pair | current default | diff | oracle (clip / mult) | chosen on all "
-                  f"({pair_str(everyone)}) | scikit-learn |")
-        print(header)
-        print("|" + "---|" * (header.count("|") - 1))
-        loo_diffs, all_diffs = [], []
+        rows, loo_diffs, all_diffs = [], [], []
         for n in members:
             res = results[n]
             point = choose(results, [m for m in members if m != n]) if len(members) > 1 \
@@ -298,24 +299,28 @@ def analyse(results: dict) -> None:
                 loo_diffs.append(diff if not math.isnan(diff) else -CAP[task])
                 all_diffs.append(on_all - default if not math.isnan(on_all - default)
                                  else -CAP[task])
-                print(f"| {n} | {res['shape'][0]} x {res['shape'][1]} | {eps} | "
-                      f"{pair_str(point)} | {fmt_cell(res, eps, point)} | "
-                      f"{fmt_cell(res, eps, DEFAULT_PAIR[task])} | {fmt_diff(task, diff)} | "
-                      f"{fmt_score(task, best)} ({pair_str(best_point)}) | "
-                      f"{fmt_cell(res, eps, everyone)} | {fmt_score(task, res['sklearn'])} |")
-        print(f"\nScores: accuracy in % (classification), R^2 (regression); 'diff' = held out "
-              f"at the pair chosen without it minus the current default; a cell diverges when any "
-              f"of its seeds raised FloatingPointError, and then counts as a gap of the cap and, "
-              f"in the tallies, as a difference of -{CAP[task] * scale:g} {what}.\n")
-        print(f"- Leave-one-out choice vs current default: {tally(loo_diffs, task)}.")
-        print(f"- Pair chosen on all sets ({pair_str(everyone)}) vs current default: "
-              f"{tally(all_diffs, task)}.")
+                rows.append([n, f"{res['shape'][0]} x {res['shape'][1]}", eps, pair_str(point),
+                             fmt_cell(res, eps, point), fmt_cell(res, eps, DEFAULT_PAIR[task]),
+                             fmt_diff(task, diff),
+                             f"{fmt_score(task, best)} ({pair_str(best_point)})",
+                             fmt_cell(res, eps, everyone), fmt_score(task, res["sklearn"])])
+        tallies = [f"Leave-one-out choice vs current default: {tally(loo_diffs, task)}.",
+                   f"Pair chosen on all sets ({pair_str(everyone)}) vs current default: "
+                   f"{tally(all_diffs, task)}."]
         for e in eps_all:
             diffs = [cell_score(results[n], e, *everyone)
                      - cell_score(results[n], e, *DEFAULT_PAIR[task]) for n in members
                      if e in epsilons_of(results[n])]
             diffs = [d if not math.isnan(d) else -CAP[task] for d in diffs]
-            print(f"  - eps {e}: {tally(diffs, task)}")
+            tallies.append(f"eps {e}: {tally(diffs, task)}.")
+        run.table(f"{task}: each set held out", [
+            "held out", "n x d", "eps", "chosen on the others (clip / mult)",
+            "held out at that pair", "current default", "diff", "oracle (clip / mult)",
+            f"chosen on all ({pair_str(everyone)})", "scikit-learn"], rows, key=f"{task}|held",
+            notes=f"Chosen on all {task} sets: max_grad_norm={everyone[0]:g}, multiplier "
+            f"{everyone[1]:g}. Accuracy in %, R^2 as is; 'diff' = held out at the pair chosen "
+            "without it minus the current default; a diverged cell counts as the cap. "
+            + " ".join(tallies))
 
 
 # --------------------------------------------------------------------------------------------
@@ -327,23 +332,27 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--datasets", default="adult,adult_rownorm,nass_cds,fertility,digits,"
                         "breast_cancer,fashion_mnist,diamonds,rand_hie,ames,diabetes")
     parser.add_argument("--epsilons", default=",".join(str(e) for e in EPSILONS))
-    parser.add_argument("--cache", default="/tmp/bench_mlp_defaults.json")
+    parser.add_argument("--cache", default="/tmp/bench_mlp_defaults.json",
+                        help="raw scores, resumable (a results file is read as well)")
     parser.add_argument("--subsample", default="",
                         help="comma list of name=rows: train on that many training rows")
     parser.add_argument("--analyse-only", action="store_true")
-    add_threads_argument(parser)
+    cli.add_common_arguments(parser)
     return parser.parse_args(argv)
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    apply_threads(args)
+    cli.setup(args)
     cache = Path(args.cache)
-    results = json.loads(cache.read_text()) if cache.is_file() else {}
-    if not args.analyse_only:
+    results, meta = load_raw(cache) if cache.is_file() else ({}, None)
+    run = Run(STUDY, args, results=args.results)
+    if args.analyse_only:
+        run.inherit(meta)
+    else:
         rows = {k: int(v) for k, v in (item.split("=") for item in args.subsample.split(",")
                                        if item)}
-        print_header("MLP defaults on data they were not tuned on (leave one data set out)", [
+        run.header([
             f"grid max_grad_norm {CLIPS} x step multiplier {MULTIPLIERS} (default steps "
             f"{DEFAULT_STEP}); seeds {args.seeds}; delta {DELTA}; torch threads "
             f"{torch.get_num_threads()}; subsamples {rows or 'none'}"])
@@ -356,8 +365,15 @@ def main(argv=None) -> int:
         epsilons = [float(e) for e in args.epsilons.split(",")]
         for name in args.datasets.split(","):
             entry = results.setdefault(name, {})
-            run_dataset(name, entry, epsilons, range(args.seeds), rows.get(name), save)
-    analyse(results)
+            try:
+                run_dataset(name, entry, epsilons, range(args.seeds), rows.get(name), save)
+            except data.DataMissing as missing:
+                run.skip(name, str(missing))
+                if not entry:
+                    results.pop(name)
+    analyse(results, run)
+    run.raw = results
+    run.save()
     return 0
 
 

@@ -21,15 +21,15 @@ changes probabilities only: accuracy (threshold 0 of the decision) and ROC AUC a
 - ``ssp public``: ``DPRidge(optimizer='ssp', max_row_norm=B_x, target_bound=1)``, the whole
   budget to the releases. ``B_x`` from the preparation, never from the rows: adult, skdp's
   public preprocessing, ``sqrt(6 * 3^2 + 8)`` (6 numeric columns taken as at most 3 public
-  units, 8 one-hot blocks; as in ``bench_ssp.py``); adult_rownorm, 1 (rows scaled to the unit
+  units, 8 one-hot blocks); adult_rownorm, 1 (rows scaled to the unit
   ball by construction); nass_cds, fertility (StandardScaler + OneHotEncoder) and
   breast_cancer (StandardScaler), ``sqrt(3^2 n_numeric + n_categorical)``.
 - ``DP-SGD``: ``DPLogisticRegression(privacy, random_state=seed)`` with all its defaults.
 - ``LR``: scikit-learn's ``LogisticRegression(max_iter=1000)``, non-private reference.
 
 Every private fit must report ``privacy_spent_ <= (eps, 1e-5)``; the script asserts it and
-prints the spent epsilon of both private families. Data: the binary sets of
-``_defaults_data.py``. Times: median fit seconds over seeds (the first fit at each epsilon also
+prints the spent epsilon of both private families. Data: the binary sets of the registry
+(``harness/data.py``). Times: median fit seconds over seeds (the first fit at each epsilon also
 calibrates the noise, which skdp caches after that).
 
 Usage::
@@ -40,45 +40,62 @@ Usage::
 
 from __future__ import annotations
 
-import sys
-
-from _threads import pin_threads  # first: it sets the thread counts before numpy loads
+from harness.threads import pin_threads  # first: the thread counts before numpy loads
 
 _THREADS = pin_threads()
 
 import argparse  # noqa: E402
-import json  # noqa: E402
 import math  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
+from harness import cli, data  # noqa: E402
+from harness.grids import privacy  # noqa: E402
+from harness.results import Run, Study  # noqa: E402
+from harness.tables import mean_std  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.metrics import roc_auc_score  # noqa: E402
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import _defaults_data  # noqa: E402
-import bench_pipeline  # noqa: E402
-from _bench_common import (  # noqa: E402
-    add_threads_argument,
-    apply_threads,
-    markdown_table,
-    mean_std,
-    print_header,
-)
-from bench_ssp import (  # noqa: E402
-    ADULT_BX,
-    CHEB_R,
-    COLUMN_CAP,
-    DELTA,
-    chebyshev_quadratic,
-    privacy,
-    table_row_bound,
-)
-
 from skdp import PrivacyWarning  # noqa: E402
 from skdp.linear_model import DPLogisticRegression, DPRidge  # noqa: E402
+
+STUDY = Study(
+    name="ssp_logistic",
+    title="Logistic regression by sufficient statistics",
+    script="benchmarks/bench_ssp_logistic.py",
+    status="not shipped",
+    measures="The SSP idea for logistic regression (Ferrando & Sheldon; the spec's prototype "
+    "without AIM): AdaSSP's three releases on +-1 labels and a Chebyshev quadratic of log "
+    "sigmoid, with the row scale found privately ('auto') or public, against "
+    "DPLogisticRegression's defaults and scikit-learn, on five binary sets; test accuracy and "
+    "ROC AUC.",
+    conclusion="Not shipped: SSP never wins on accuracy beyond seed noise except +0.11 points "
+    "on row-normalised Adult at epsilon 4, loses 2.6-7.8 points on Adult at epsilon <= 1 and "
+    "collapses on nass_cds' rare class.",
+)
+DELTA = 1e-5
+COLUMN_CAP = 3.0  # public cap of a standardised column, in its units
+# adult_preprocessor: 6 numeric columns on public unit-ish scales (taken as at most 3 units each)
+# and 8 one-hot blocks (1 each)
+ADULT_BX = math.sqrt(6 * COLUMN_CAP**2 + 8)
+CHEB_R = 6.0
+
+
+def chebyshev_quadratic(radius: float) -> tuple[float, float, float]:
+    """Monomial coefficients (a0, a1, a2) of the degree-2 Chebyshev interpolant of log sigmoid
+    on [-radius, radius] (3 Chebyshev nodes)."""
+    nodes = radius * np.cos(np.pi * (np.arange(3) + 0.5) / 3)
+    values = -np.logaddexp(0.0, -nodes)
+    a2, a1, a0 = np.polyfit(nodes, values, 2)
+    return a0, a1, a2
+
+
+def table_row_bound(table) -> float:
+    """Public ``B_x`` of a raw table after its preprocessing: standardised columns taken as at
+    most ``COLUMN_CAP`` units, one-hot blocks 1 each."""
+    return math.sqrt(COLUMN_CAP**2 * len(table.numeric) + len(table.categorical))
+
 
 EPSILONS = (0.1, 0.5, 1.0, 4.0, math.inf)
 DATASETS = ("adult", "adult_rownorm", "nass_cds", "fertility", "breast_cancer")
@@ -99,18 +116,18 @@ def public_row_bound(name: str) -> float:
         return 1.0
     if name == "breast_cancer":
         return math.sqrt(30 * COLUMN_CAP**2)
-    return table_row_bound(bench_pipeline.load_table(name, _defaults_data.SHARED))
+    return table_row_bound(data.load_table(name))
 
 
-def fit_one(method: str, data, eps: float, seed: int, row_bound: float, positive):
+def fit_one(method: str, loaded, eps: float, seed: int, row_bound: float, positive):
     """Fit one contender; returns (accuracy %, AUC, fit seconds, epsilon spent) or None when
     skdp refuses the fit (ValueError before anything is charged)."""
-    X_train, X_test = data.X_train, data.X_test
-    y_pos = np.asarray(data.y_test) == positive
+    X_train, X_test = loaded.X_train, loaded.X_test
+    y_pos = np.asarray(loaded.y_test) == positive
     start = time.perf_counter()
     try:
         if method in ("ssp_auto", "ssp_public"):
-            labels = np.where(np.asarray(data.y_train) == positive, 1.0, -1.0)  # public classes
+            labels = np.where(np.asarray(loaded.y_train) == positive, 1.0, -1.0)  # public classes
             bounds = ({"max_row_norm": "auto"} if method == "ssp_auto"
                       else {"max_row_norm": row_bound, "target_bound": 1.0})
             model = DPRidge(privacy(eps), optimizer="ssp", alpha=ALPHA_L, random_state=seed,
@@ -119,12 +136,12 @@ def fit_one(method: str, data, eps: float, seed: int, row_bound: float, positive
             decision = SCALE * (X_test @ model.coef_ + model.intercept_)
         elif method == "dpsgd":
             model = DPLogisticRegression(privacy(eps), random_state=seed).fit(X_train,
-                                                                              data.y_train)
+                                                                              loaded.y_train)
             seconds = time.perf_counter() - start
             decision = model.decision_function(X_test)
             assert model.classes_[1] == positive
         else:
-            model = LogisticRegression(max_iter=1000).fit(X_train, data.y_train)
+            model = LogisticRegression(max_iter=1000).fit(X_train, loaded.y_train)
             seconds = time.perf_counter() - start
             decision = model.decision_function(X_test)
     except ValueError as exc:
@@ -139,26 +156,25 @@ def fit_one(method: str, data, eps: float, seed: int, row_bound: float, positive
     return accuracy, float(roc_auc_score(y_pos, decision)), seconds, spent
 
 
-def run(args) -> list[dict]:
+def run_all(args, run: Run) -> list[dict]:
     records = []
-    for name in args.datasets:
-        data = _defaults_data.load(name)
-        classes = np.unique(data.y_train)
-        if data.task != "classification" or len(classes) != 2:
+    for name, loaded in data.load_available(args.datasets, skip=run.skip):
+        classes = np.unique(loaded.y_train)
+        if loaded.task != "classification" or len(classes) != 2:
             print(f"skip {name}: not binary classification")
             continue
         positive = classes[1]
         row_bound = public_row_bound(name)
-        majority = 100.0 * max(np.mean(data.y_test == c) for c in classes)
-        print(f"{name}: {data.shape[0]} x {data.shape[1]}, public B_x = {row_bound:.3f}, "
+        majority = 100.0 * max(np.mean(loaded.y_test == c) for c in classes)
+        print(f"{name}: {loaded.shape[0]} x {loaded.shape[1]}, public B_x = {row_bound:.3f}, "
               f"test majority {majority:.2f}%", flush=True)
         for eps in args.epsilons:
             for method in METHODS:
                 seeds = [0] if method == "lr" else list(range(args.seeds))
-                results = [fit_one(method, data, eps, s, row_bound, positive) for s in seeds]
+                results = [fit_one(method, loaded, eps, s, row_bound, positive) for s in seeds]
                 ok = [r for r in results if r is not None]
                 record = {
-                    "set": name, "n": data.shape[0], "d": data.shape[1], "eps": eps,
+                    "set": name, "n": loaded.shape[0], "d": loaded.shape[1], "eps": eps,
                     "method": method, "majority": majority, "row_bound": row_bound,
                     "accuracy": [r[0] for r in ok], "auc": [r[1] for r in ok],
                     "seconds": [r[2] for r in ok], "spent": [r[3] for r in ok],
@@ -172,7 +188,7 @@ def run(args) -> list[dict]:
     return records
 
 
-def table(records: list[dict]) -> str:
+def table(records: list[dict]) -> tuple[list[str], list[list[str]]]:
     by_cell: dict[tuple, dict[str, dict]] = {}
     for r in records:
         by_cell.setdefault((r["set"], r["eps"]), {})[r["method"]] = r
@@ -195,34 +211,36 @@ def table(records: list[dict]) -> str:
     headers = ["set", "eps", "SSP auto acc %", "SSP public acc %", "DP-SGD acc %", "LR acc %",
                "SSP auto AUC", "SSP public AUC", "DP-SGD AUC", "LR AUC",
                "fit s (auto / public / DP-SGD / LR)"]
-    return markdown_table(headers, rows)
+    return headers, rows
 
 
-def main(argv=None) -> None:
+def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--datasets", type=lambda s: s.split(","), default=list(DATASETS))
     parser.add_argument("--epsilons", type=lambda s: [float(v) for v in s.split(",")],
                         default=list(EPSILONS))
-    parser.add_argument("--json", type=Path, default=None, help="write the raw results here")
-    add_threads_argument(parser)
+    cli.add_common_arguments(parser)
     args = parser.parse_args(argv)
-    apply_threads(args)
+    cli.setup(args)
     warnings.simplefilter("ignore", PrivacyWarning)
-    print_header("Logistic regression by SSP (spec §10.4 prototype) vs DP-SGD", [
+    run = Run(STUDY, args, results=args.results)
+    run.header([
         f"delta={DELTA:g}; {args.seeds} seeds (LR: one deterministic fit); test accuracy % and "
         "ROC AUC, mean ± std over seeds; fit seconds: median over seeds",
         f"Chebyshev R={CHEB_R:g}: a1={A1:.5f}, a2={A2:.5f}, scale a1/(-2 a2)={SCALE:.3f}; "
-        f"alpha_L=1/(2|a2|C)={ALPHA_L:.3f} (C={C:g})",
-    ])
+        f"alpha_L=1/(2|a2|C)={ALPHA_L:.3f} (C={C:g})"])
     start = time.perf_counter()
-    records = run(args)
-    print()
-    print(table(records))
-    print(f"\nwall time {time.perf_counter() - start:.0f} s")
-    if args.json is not None:
-        args.json.write_text(json.dumps(records, indent=1))
+    records = run_all(args, run)
+    headers, rows = table(records)
+    run.table("Test accuracy (%) and ROC AUC, mean ± std over seeds", headers, rows,
+              key="ssp_logistic",
+              notes=f"n/a: refused (the scale search needs more rows at that epsilon). Wall "
+              f"time {time.perf_counter() - start:.0f} s.")
+    run.raw = records
+    run.save()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

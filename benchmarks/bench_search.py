@@ -4,7 +4,8 @@ For each data set and total budget (epsilon, 1e-5), over several seeds, on the o
 
 - ``default``: the estimator with its default hyperparameters, trained once with the whole
   budget (no tuning, nothing to account but the fit). skdp's defaults were chosen on these
-  same data sets (docs/benchmarks.md), so this baseline had non-private tuning for free.
+  same data sets (tune_defaults.py, tune_user_scale_damping.py), so this baseline had
+  non-private tuning for free.
 - ``random grid point``: a grid point picked without looking at data, trained with the whole
   budget (mean over the grid); ``best grid point on test``: the best of them on the test set,
   a non-private ceiling, not a method.
@@ -58,7 +59,7 @@ STUDY = Study(
 DELTA = 1e-5
 
 TASKS = {
-    # Adult: logistic regression; the defaults were tuned on Adult (docs/benchmarks.md), so
+    # Adult: logistic regression; the defaults were tuned on Adult (tune_defaults.py), so
     # "default" is a strong, tuned-elsewhere baseline here.
     "adult": dict(
         load="adult",

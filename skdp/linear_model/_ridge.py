@@ -10,6 +10,7 @@ from sklearn.base import RegressorMixin, _fit_context
 from sklearn.utils._param_validation import Interval
 
 from .._engine._glm import GLMLoss
+from .._fit import docstrings as _doc
 from .._fit.flow import FitRecipe, PrivacyTarget
 from .._scale.public_scale import range_scale, search_needs
 from ..mechanisms._ssp.mechanism import LABEL as SSP_LABEL
@@ -20,284 +21,228 @@ __all__ = ["DPRidge"]
 
 
 class DPRidge(RegressorMixin, BaseDPLinearModel):
-    """Ridge regression trained with differential privacy.
+    __doc__ = _doc.assemble(
+        """Ridge regression trained with differential privacy.
 
-    The model minimises the same objective as scikit-learn's ``Ridge``,
-    ``||y - X w - b||^2 + alpha ||w||^2`` (here divided by ``2 n``), by DP-SGD: per-example
-    gradients of the squared error (computed in closed form) are clipped to ``max_grad_norm``,
-    Gaussian noise calibrated to ``privacy`` is added to their sum, and the noisy mean takes a
-    gradient step.
+        The model minimises the same objective as scikit-learn's ``Ridge``,
+        ``||y - X w - b||^2 + alpha ||w||^2`` (here divided by ``2 n``), by DP-SGD: per-example
+        gradients of the squared error (computed in closed form) are clipped to
+        ``max_grad_norm``, Gaussian noise calibrated to ``privacy`` is added to their sum, and
+        the noisy mean takes a gradient step.
 
-    The defaults are scale-free: the fit finds a public bound on the row norms and a public
-    centre and range of the targets with a small, accounted DP search (``max_row_norm='auto'``)
-    and trains on that scale, with a step size and number of epochs that are public functions of
-    ``n``, ``d`` and the calibrated noise (``eta0='auto'``, ``max_iter='auto'``), so features and
-    targets may come in any units. Centring or scaling statistics learned from the private data
-    outside skdp would leak outside the accounting: use :mod:`skdp.preprocessing`.
+        The defaults are scale-free: the fit finds a public bound on the row norms and a public
+        centre and range of the targets with a small, accounted DP search
+        (``max_row_norm='auto'``) and trains on that scale, with a step size and number of
+        epochs that are public functions of ``n``, ``d`` and the calibrated noise
+        (``eta0='auto'``, ``max_iter='auto'``), so features and targets may come in any units.
+        Centring or scaling statistics learned from the private data outside skdp would leak
+        outside the accounting: use :mod:`skdp.preprocessing`.
+        """,
+        parameters=[
+            _doc.PRIVACY,
+            """
+            alpha : float, default=1.0
+                L2 regularisation strength, as in scikit-learn's ``Ridge``.
+            """,
+            _doc.optimizer(closed_form={"ssp": """
+                AdaSSP (Wang 2018), no SGD at all: ``X^T X``, ``X^T y`` and the smallest
+                eigenvalue of ``X^T X`` of the clipped rows are released once through Gaussian
+                mechanisms (calibrated jointly, PLD), and the ridge system with ``alpha`` plus
+                an adaptive ``lambda`` is solved in float64 (see Notes). It needs public bounds
+                on the rows and the targets, ``max_row_norm`` and ``target_bound``, or the public
+                scale that ``max_row_norm='auto'`` finds privately; the SGD parameters
+                (``max_grad_norm``, ``learning_rate``, ``eta0``, ``power_t``,
+                ``noise_schedule``, ``noise_decay``, ``batch_size``, ``max_iter``, ``average``,
+                ``projection_radius``, ``verbose``) are ignored.
+            """}),
+            _doc.optimizer_params(closed_form="""
+                ``'ssp'``: ``rho``, ``budget_split`` (``'equal'``, ``'autodp'`` or three
+                relative noise multipliers of lambda_min, ``X^T X``, ``X^T y``),
+                ``symmetric_noise`` (``'goe'`` or ``'mirror'``), ``eigen_floor`` (eigenvalues of
+                the noisy ``X^T X`` below ``eigen_floor * lambda`` are raised to it; ``None``
+                adds ``lambda`` to all, the paper's rule).
+            """),
+            _doc.MAX_GRAD_NORM,
+            _doc.learning_rate("eta0"),
+            _doc.eta0(),
+            _doc.POWER_T,
+            _doc.NOISE_SCHEDULE,
+            _doc.NOISE_DECAY,
+            _doc.batch_size(parameter_floor=True),
+            _doc.linear_max_iter(),
+            """
+            fit_intercept : bool, default=True
+                Whether to fit an (unpenalised) intercept.
+            """,
+            _doc.AVERAGE,
+            _doc.accountant(last_iterate=True),
+            """
+            projection_radius : float, default=None
+                Radius of the L2 ball, centred at 0, onto which all parameters (coefficients and
+                intercept together) are projected after every step; ``None``: no projection.
+                Required by ``accountant='last_iterate'``, whose bound grows with the diameter
+                ``2 * projection_radius``: a smaller ball gives a shorter burn-in and less noise
+                but may exclude the best model. Choose it without looking at the private data.
+                With the other accountants it is optional (projection is post-processing).
+            """,
+            _doc.entry("max_row_norm : float, 'auto' or None, default='auto'", """
+                ``'auto'``: train on a public scale found privately. A noisy binary search (one
+                Gaussian mechanism, composed with the training in ``privacy_spent_``; it gets a
+                small share of the fit's Gaussian-DP ``mu^2``, more on small data sets where
+                that share cannot locate the quantiles) finds a bound ``B`` on the row norms (a
+                high quantile) and a low and a high quantile of ``y``. Rows are scaled down to
+                ``B`` and divided by it, targets centred, divided by their half-range and
+                clipped to [-1, 1], so one step size and clipping bound hold whatever the data's
+                units; the coefficients are reported in the original units and
+                ``row_norm_bound_`` records ``B``. Where the noise locates only inner quantiles,
+                each range is widened (post-processing) to where a normal shape through them
+                puts a pair of outer quantiles: clipped to inner quantiles, targets would bias
+                every fit towards their centre. When ``n`` is too small for the privacy to
+                locate even the quartiles, a :class:`~skdp.PrivacyWarning` says so (with the
+                rows or epsilon that would do), and the search looks for medians instead (far
+                fewer rows suffice; with ``fit_intercept=True``): of the row norms and of ``y``
+                where the noise allows, else of ``y`` alone. Targets are centred on their median
+                and keep their units; rows are divided (not clipped) by a fixed fraction of
+                their median norm, so that a typical row has the norm that the step for rows
+                without a bound assumes. On a few hundred rows the model is then about as good as
+                predicting the median. Below that the fit trains on the data as given. The
+                quantiles, shares and widening: :doc:`the defaults page
+                </user_guide/defaults>`. ``None``: no bound, rows as given.
+            """, _doc.GIVEN_ROW_BOUND, """
+                With ``optimizer='ssp'`` a float is the bound ``B_x`` (rows are clipped to it).
+            """),
+            """
+            target_bound : float or (low, high), default=None
+                Public range of the targets: ``B_y`` for ``[-B_y, B_y]``, or a pair
+                ``(low, high)`` (every target, with several). Take it from the documented range
+                of the target, never from the private data. With it, ``y`` is centred on the
+                range, divided by its half-width and clipped to it (per row, free under DP;
+                predictions are in the original units), whatever ``max_row_norm`` is:
+                ``max_row_norm='auto'`` then searches only for the rows' scale, and where that
+                search is infeasible (small data) the targets are still on a public scale. With
+                ``optimizer='ssp'`` it is the bound ``B_y`` of the released ``X^T y`` (with
+                several targets, each row of centred ``y`` is clipped to L2 norm
+                ``B_y sqrt(n_targets)``).
+            """,
+            _doc.BUDGET,
+            _doc.DEVICE,
+            _doc.random_state(initial_weights=False),
+            _doc.VERBOSE,
+        ],
+        attributes=[
+            """
+            coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
+                Coefficients.
+            """,
+            """
+            intercept_ : float or ndarray of shape (n_targets,)
+                Intercept.
+            """,
+            _doc.PRIVACY_SPENT_,
+            _doc.dp_event_(last_iterate=True),
+            _doc.NOISE_MULTIPLIER_,
+            _doc.extend(_doc.BATCH_SIZE_, "Not set with ``optimizer='ssp'``."),
+            _doc.extend(_doc.learning_rate_("eta0"), "Not set with ``optimizer='ssp'``."),
+            _doc.ROW_NORM_BOUND_,
+            _doc.extend(_doc.N_ITER_, "1 for ``optimizer='ssp'``, which reads the data once."),
+            _doc.extend(_doc.N_STEPS_, "Not set with ``optimizer='ssp'``."),
+            _doc.DEVICE_,
+            _doc.N_FEATURES_IN_,
+            _doc.FEATURE_NAMES_IN_,
+            """
+            noise_std_ : dict
+                ``optimizer='ssp'`` only: the noise standard deviations of the releases
+                ``'lambda_min'``, ``'gram'`` (``X^T X``) and ``'cross'`` (``X^T y``).
+            """,
+            """
+            lambda_min_released_ : float
+                ``optimizer='ssp'`` only: the released (noisy, shifted down) smallest eigenvalue
+                of ``X^T X`` (NaN without privacy).
+            """,
+            """
+            adaptive_lambda_ : float
+                ``optimizer='ssp'`` only: the ridge added for stability, on top of ``alpha``.
+            """,
+            """
+            solver_fallback_ : {None, 'psd_projection', 'lstsq'}
+                ``optimizer='ssp'`` only: which fallback of the solve ran, if any.
+            """,
+        ],
+        sections="""
+        See Also
+        --------
+        sklearn.linear_model.Ridge : The non-private estimator it mirrors.
+        DPLogisticRegression : Logistic regression trained with differential privacy.
 
-    Parameters
-    ----------
-    privacy : tuple of (float, float), default=(1.0, 1e-5)
-        The target ``(epsilon, delta)`` for the whole training run (add/remove-one-row
-        neighbouring). ``(float('inf'), 0)`` trains without clipping or noise.
-    alpha : float, default=1.0
-        L2 regularisation strength, as in scikit-learn's ``Ridge``.
-    optimizer : {'noisy_sgd', 'adp_sgd', 'adaclip', 'diff2', 'ssp'}, default='noisy_sgd'
-        The DP optimizer. ``'noisy_sgd'``: DP-SGD. ``'adp_sgd'``: ADP-SGD (Wu et al.), whose
-        per-step noise multiplier is proportional to ``1 / sqrt(step size)``, calibrated with
-        the real accountant over the resulting non-uniform noise; with a constant step size it
-        is exactly ``'noisy_sgd'``. ``'adaclip'``: coordinate-wise adaptive clipping
-        (Pichapati et al.; not Opacus' quantile-based ``AdaClipDPOptimizer``), which clips
-        ``(g - a) / b`` with a centre and scale learned from the released noisy gradients.
-        ``'diff2'``: DIFF2-GD (Murata & Suzuki), full-batch gradient descent that sends
-        clipped gradient differences between restarts; ``max_iter`` counts its rounds.
-        ``'ssp'``: AdaSSP (Wang 2018), no SGD at all: ``X^T X``, ``X^T y`` and the smallest
-        eigenvalue of ``X^T X`` of the clipped rows are released once through Gaussian
-        mechanisms (calibrated jointly, PLD), and the ridge system with ``alpha`` plus an
-        adaptive ``lambda`` is solved in float64 (see Notes). It needs the public bounds
-        ``max_row_norm`` and ``target_bound``; the SGD parameters (``max_grad_norm``,
-        ``learning_rate``, ``eta0``, ``power_t``, ``noise_schedule``, ``noise_decay``,
-        ``batch_size``, ``max_iter``, ``average``, ``projection_radius``, ``verbose``) are
-        ignored.
-    optimizer_params : dict, default=None
-        Hyperparameters of the chosen optimizer. ``'adaclip'``: ``gamma`` (0.25), ``beta1``
-        (0.99), ``beta2`` (0.9), ``variance_floor`` (1e-6), ``variance_cap`` (1.0).
-        ``'diff2'``: ``restart_period`` (10), ``budget_split`` (0.8), ``diff_clip`` (1.0),
-        ``n_clients`` (1). ``'ssp'``: ``rho`` (0.05), ``budget_split`` (``'equal'``,
-        ``'autodp'`` or three relative noise multipliers of lambda_min, ``X^T X``, ``X^T y``),
-        ``symmetric_noise`` (``'goe'`` or ``'mirror'``), ``eigen_floor`` (0.25: eigenvalues of
-        the noisy ``X^T X`` below ``0.25 lambda`` are raised to it; ``None`` adds ``lambda`` to
-        all, the paper's rule); see ``docs/user_guide/optimizers.md``.
-        The other optimizers take none.
-    max_grad_norm : float, default=1.0
-        Per-example gradient clipping bound (the L2 sensitivity of each noisy sum).
-    learning_rate : {'auto', 'constant', 'invscaling', 'adagrad_norm'}, default='auto'
-        Step-size schedule. ``'auto'``: ``'invscaling'`` with ``optimizer='adp_sgd'`` (ADP-SGD as
-        its paper defines it: decaying steps, noise shaped to them), ``'constant'`` otherwise.
-        ``'constant'``: ``eta0`` at every step. ``'invscaling'``:
-        ``eta0 / (1 + epoch) ** power_t``, with ``epoch = step / steps_per_epoch`` (scikit-learn's
-        inverse scaling, counted in epochs). ``'adagrad_norm'``: ``eta0 / b_t`` with ``b_t^2``
-        accumulating the squared norms of the *released noisy* gradients (minus their expected
-        noise energy), so it is post-processing and costs no privacy.
-    eta0 : float or 'auto', default='auto'
-        Step size. ``'auto'``: a public function of the loss's curvature on the rows' public
-        scale and of the calibrated noise (``skdp/linear_model/_defaults.py``): smaller steps
-        when the noise on each mean gradient is large. Best with ``max_row_norm='auto'`` or a
-        float (without a row bound, rows are assumed to have norm about 2).
-    power_t : float, default=0.5
-        Exponent of ``'invscaling'``.
-    noise_schedule : {'constant', 'exp_decay', 'step_decay', 'time_decay', 'poly_decay'}, \
-default='constant'
-        Public shape of the noise over the run, for any optimizer: the noise of the last step
-        is ``noise_decay`` times that of the first (``'exp_decay'``: geometric;
-        ``'step_decay'``: constant within an epoch, geometric across epochs; ``'time_decay'``:
-        ``1 / (1 + k u)``; ``'poly_decay'``: cubic, with ``u`` the progress from 0 to 1). Only
-        the shape is chosen: the accountant scales it so that the run spends exactly
-        ``privacy``, composing the actual per-step noise levels (the shape is quantised to at
-        most 16 levels, which are what is run).
-    noise_decay : float in (0, 1], default=0.5
-        Noise at the last step relative to the first, for a decaying ``noise_schedule``.
-    batch_size : int or 'auto', default='auto'
-        Expected batch size of Poisson sampling. ``'auto'`` uses ``n / 32`` clipped to
-        [m, 4096] with ``m = max(64, 8 sqrt(n_params))`` (many parameters on small data need
-        larger batches against the noise), and never above ``n``; values of at least ``n``
-        mean full-batch gradient descent.
-    max_iter : int or 'auto', default='auto'
-        Number of epochs (each made of ``round(n / batch_size)`` steps). ``'auto'``: enough epochs
-        for 1000 steps and at least 20 (a public function of ``n`` and the batch size; full-batch
-        ``'diff2'`` makes one step, a round, per epoch); without privacy, with
-        ``max_row_norm='auto'``, enough for 9,600 steps (nothing but iterations limits the fit).
-    fit_intercept : bool, default=True
-        Whether to fit an (unpenalised) intercept.
-    average : bool or float in (0, 1], default=True
-        Return the average of the last iterates instead of the last one: ``True`` averages
-        the last tenth of the steps, a float sets that fraction, ``False`` returns the last
-        iterate. Averaging is post-processing: it costs no privacy and cancels noise.
-    accountant : {'pld', 'rdp', 'last_iterate'}, default='pld'
-        The accountant used to calibrate the noise and report the guarantee. ``'pld'`` and
-        ``'rdp'`` account the whole training trajectory (add/remove-one-row neighbouring,
-        Poisson sampling). ``'last_iterate'`` accounts only the released last iterate, with
-        the bound of Altschuler & Talwar (2022) for projected noisy SGD on convex losses
-        (reported as the minimum of it and the standard bound, under replace-one-row
-        neighbouring): past a burn-in, more epochs cost no more privacy. It also changes the
-        training: batches of exactly ``batch_size`` distinct rows drawn at random at every
-        step, projection onto the ball of radius ``projection_radius`` after every step, and
-        no averaging. It requires ``optimizer='noisy_sgd'``, ``projection_radius``,
-        ``max_row_norm``, ``average=False``, ``verbose=0``, ``learning_rate='constant'``,
-        constant noise and ``eta0 <= 2 / M`` (see Notes), and is refused otherwise, before
-        anything is charged or trained.
-    projection_radius : float, default=None
-        Radius of the L2 ball, centred at 0, onto which all parameters (coefficients and
-        intercept together) are projected after every step; ``None``: no projection.
-        Required by ``accountant='last_iterate'``, whose bound grows with the diameter
-        ``2 * projection_radius``: a smaller ball gives a shorter burn-in and less noise but
-        may exclude the best model. Choose it without looking at the private data. With the
-        other accountants it is optional (projection is post-processing).
-    max_row_norm : float, 'auto' or None, default='auto'
-        ``'auto'``: train on a public scale found privately. A noisy binary search (one Gaussian
-        mechanism, composed with the training in ``privacy_spent_``; it gets 5% of the fit's
-        Gaussian-DP ``mu^2``, more on small data sets where 5% cannot locate the quantiles) finds a
-        bound ``B`` on the row norms (the 0.98-quantile) and the 0.02/0.98-quantiles of ``y``. Rows
-        are scaled down to ``B`` and divided by it, targets centred, divided by their half-range and
-        clipped to [-1, 1], so one step size and clipping bound hold whatever the data's units; the
-        coefficients are reported in the original units and ``row_norm_bound_`` records ``B``.
-        Where the noise locates only inner quantiles, each range is widened (post-processing) to
-        where a normal shape through them has its 0.05/0.95-quantiles. When
-        ``n`` is too small for the privacy to locate even the quartiles, a
-        :class:`~skdp.PrivacyWarning` says so (with the rows or epsilon that would do), and the
-        search looks for medians instead (far fewer rows suffice; with ``fit_intercept=True``):
-        of the row norms and of ``y`` where the noise allows, else of ``y`` alone. Targets are
-        centred on their median and keep their units; rows are divided (not clipped) by their
-        median norm over 2. On a few hundred rows the model is then about as good as
-        predicting the median. Below that the fit trains on the data as given. ``None``: no
-        bound, rows as given.
-        A float:
-        Public bound on the L2 norm of the rows of ``X``: during ``fit``, rows with a larger
-        norm are scaled down to it (a per-row transformation, free under DP; predictions use
-        rows as given). Required by ``accountant='last_iterate'``, whose step-size limit
-        depends on the smoothness of the loss, which must hold for every possible row and so
-        cannot come from the data (see Notes). Take it from the public ranges of the
-        features. Optional with the other accountants. With ``optimizer='ssp'`` it is the
-        required bound ``B_x`` (rows are clipped to it).
-    target_bound : float or (low, high), default=None
-        Public range of the targets: ``B_y`` for ``[-B_y, B_y]``, or a pair ``(low, high)``
-        (every target, with several). Take it from the documented range of the target, never
-        from the private data. With it, ``y`` is centred on the range, divided by its
-        half-width and clipped to it (per row, free under DP; predictions are in the original
-        units), whatever ``max_row_norm`` is: ``max_row_norm='auto'`` then searches only for
-        the rows' scale, and where that search is infeasible (small data) the targets are
-        still on a public scale. With ``optimizer='ssp'`` it is the bound ``B_y`` of the
-        released ``X^T y`` (with several targets, each row of centred ``y`` is clipped to L2
-        norm ``B_y sqrt(n_targets)``).
-    budget : skdp.PrivacyBudget, default=None
-        A privacy ledger to charge: the fit's spend is recorded there before the data is
-        touched, and a fit that would exceed the budget raises
-        :class:`skdp.BudgetExceededError` without training or recording anything. ``None``
-        charges the budget of an enclosing ``with budget:`` block, if any. Clones (e.g. in
-        ``GridSearchCV``) and worker processes charge the same ledger.
-    device : {'auto', 'cpu', 'cuda'} or torch.device, default='auto'
-        Where to train. ``'auto'`` uses CUDA when available.
-    random_state : int, RandomState instance or None, default=None
-        Seeds batch sampling and noise. ``None`` draws the seed from OS entropy.
-    verbose : int, default=0
-        Print progress once per epoch (computed only from released noisy values).
+        Notes
+        -----
+        The number of rows ``n`` is treated as public, as in every DP-SGD library.
 
-    Attributes
-    ----------
-    coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
-        Coefficients.
-    intercept_ : float or ndarray of shape (n_targets,)
-        Intercept.
-    privacy_spent_ : tuple of (float, float)
-        The ``(epsilon, delta)`` proven for this fit; never above ``privacy``.
-    dp_event_ : dp_accounting.DpEvent or skdp.budget.RdpCurve
-        What the fit spent, as charged to a ``budget``: with ``accountant='pld'`` or ``'rdp'`` a
-        DpEvent of the whole run, which any ``dp_accounting`` accountant can re-account; with
-        ``accountant='last_iterate'`` the RDP curve of the released last iterate (orders and
-        RDP values, replace-one relation), which converts to at most ``privacy_spent_``.
-    noise_multiplier_ : float
-        Standard deviation of the noise on each clipped sum divided by ``max_grad_norm``.
-    batch_size_ : int
-        The expected batch size used.
-    learning_rate_ : float
-        The (initial) step size used: ``eta0``, or the one ``eta0='auto'`` chose.
-    row_norm_bound_ : float
-        With ``max_row_norm='auto'``: the public bound on the row norms that the fit found
-        (a DP release) and trained with.
-    n_iter_ : int
-        Number of epochs run (1 for ``optimizer='ssp'``, which reads the data once).
-    n_steps_ : int
-        Number of noisy gradient steps.
-    device_ : str
-        The device the model was trained on.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during fit, when ``X`` has string column names.
-    noise_std_ : dict
-        ``optimizer='ssp'`` only: the noise standard deviations of the releases
-        ``'lambda_min'``, ``'gram'`` (``X^T X``) and ``'cross'`` (``X^T y``).
-    lambda_min_released_ : float
-        ``optimizer='ssp'`` only: the released (noisy, shifted down) smallest eigenvalue of
-        ``X^T X`` (NaN without privacy).
-    adaptive_lambda_ : float
-        ``optimizer='ssp'`` only: the ridge added for stability, on top of ``alpha``.
-    solver_fallback_ : {None, 'psd_projection', 'lstsq'}
-        ``optimizer='ssp'`` only: which fallback of the solve ran, if any.
+        ``accountant='last_iterate'`` (Altschuler & Talwar 2022, eq. B.2/B.3; implementer's notes
+        in ``docs/specs/noisy_sgd_last_iterate_privacy.md``) needs every per-example loss to be
+        convex and ``M``-smooth for every possible row, with gradients bounded by ``L``, and
+        ``eta0 <= 2 / M`` so that every per-example step is a contraction. Here:
 
-    See Also
-    --------
-    sklearn.linear_model.Ridge : The non-private estimator it mirrors.
-    DPLogisticRegression : Logistic regression trained with differential privacy.
+        - ``L = max_grad_norm``. Clipping stays on: the clipped squared error is a convex Huber
+          loss with no more curvature than the original, so targets need no bound of their own.
+        - ``M = R^2 + l2``, with ``R^2 = max_row_norm^2 + 1`` (the intercept acts as a constant
+          feature 1; ``R = max_row_norm`` when ``fit_intercept=False``) and ``l2 = alpha / n``.
+        - Strong convexity ``m = l2`` when the penalty covers every parameter
+          (``fit_intercept=False``): the strongly convex bound (eq. B.3) then reaches its plateau
+          after about ``1 / (eta0 * l2)`` steps. The intercept is not penalised, as in
+          scikit-learn, so with ``fit_intercept=True`` ``m = 0`` and the convex bound (eq. B.2)
+          applies; to get the strongly convex one with an intercept, add a constant column (e.g.
+          1) to ``X`` and set ``fit_intercept=False``.
 
-    Notes
-    -----
-    The number of rows ``n`` is treated as public, as in every DP-SGD library.
+        Without strong convexity, privacy stops growing after a burn-in of about
+        ``2 * projection_radius * batch_size / (max_grad_norm * eta0)`` epochs (the bound departs
+        from the standard one after one to three times that), so small batches, a small ball and
+        the largest allowed step shorten it. The guarantee covers only the last iterate, under the
+        replace-one relation: ``dp_event_`` is then the proven RDP curve (no ``dp_accounting``
+        event describes this bound), and a ``budget`` must have been created with
+        ``neighboring_relation='replace_one'``.
 
-    ``accountant='last_iterate'`` (Altschuler & Talwar 2022, eq. B.2/B.3; implementer's notes
-    in ``docs/specs/noisy_sgd_last_iterate_privacy.md``) needs every per-example loss to be
-    convex and ``M``-smooth for every possible row, with gradients bounded by ``L``, and
-    ``eta0 <= 2 / M`` so that every per-example step is a contraction. Here:
+        ``optimizer='ssp'`` (AdaSSP; ``docs/specs/adassp.md``): rows of ``X`` are clipped to
+        ``B_x = max_row_norm`` and ``y`` to ``B_y = target_bound``; with ``fit_intercept`` a
+        constant column ``c = B_x`` is appended (rows then have norm at most ``sqrt(2) B_x``) and
+        its coefficient is not penalised by ``alpha``. Three Gaussian releases (add/remove
+        sensitivities ``B^2``, ``B^2``, ``B B_y``) are calibrated jointly so that together they
+        spend exactly ``privacy``; ``lambda = max(0, eta - lambda_min~)`` with ``eta`` the
+        high-probability bound on the noise's spectral norm. ``alpha`` keeps scikit-learn's
+        meaning (sum scale) and adds to ``lambda``. With ``privacy=(inf, 0)`` it is exactly
+        scikit-learn's ``Ridge(alpha)``.
 
-    - ``L = max_grad_norm``. Clipping stays on: the clipped squared error is a convex Huber
-      loss with no more curvature than the original, so targets need no bound of their own.
-    - ``M = R^2 + l2``, with ``R^2 = max_row_norm^2 + 1`` (the intercept acts as a constant
-      feature 1; ``R = max_row_norm`` when ``fit_intercept=False``) and ``l2 = alpha / n``.
-    - Strong convexity ``m = l2`` when the penalty covers every parameter
-      (``fit_intercept=False``): the strongly convex bound (eq. B.3) then reaches its plateau
-      after about ``1 / (eta0 * l2)`` steps. The intercept is not penalised, as in
-      scikit-learn, so with ``fit_intercept=True`` ``m = 0`` and the convex bound (eq. B.2)
-      applies; to get the strongly convex one with an intercept, add a constant column (e.g.
-      1) to ``X`` and set ``fit_intercept=False``.
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdp.linear_model import DPRidge
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(20000, 5))
+        >>> y = X @ np.array([0.5, -0.3, 0.2, 0.0, 0.1]) + 0.1 * rng.normal(size=20000)
+        >>> reg = DPRidge(privacy=(1.0, 1e-6), random_state=0).fit(X, y)
+        >>> bool(reg.score(X, y) > 0.9)
+        True
 
-    Without strong convexity, privacy stops growing after a burn-in of about
-    ``2 * projection_radius * batch_size / (max_grad_norm * eta0)`` epochs (the bound departs
-    from the standard one after one to three times that), so small batches, a small ball and
-    the largest allowed step shorten it. The guarantee covers only the last iterate, under the
-    replace-one relation: ``dp_event_`` is then the proven RDP curve (no ``dp_accounting``
-    event describes this bound), and a ``budget`` must have been created with
-    ``neighboring_relation='replace_one'``.
+        The last-iterate accountant with the strongly convex bound (no intercept, so the penalty
+        covers every coefficient): rows scaled to norm at most 4, M = 16 + alpha / n.
 
-    ``optimizer='ssp'`` (AdaSSP; ``docs/specs/adassp.md``): rows of ``X`` are clipped to
-    ``B_x = max_row_norm`` and ``y`` to ``B_y = target_bound``; with ``fit_intercept`` a
-    constant column ``c = B_x`` is appended (rows then have norm at most ``sqrt(2) B_x``) and
-    its coefficient is not penalised by ``alpha``. Three Gaussian releases (add/remove
-    sensitivities ``B^2``, ``B^2``, ``B B_y``) are calibrated jointly so that together they
-    spend exactly ``privacy``; ``lambda = max(0, eta - lambda_min~)`` with ``eta`` the
-    high-probability bound on the noise's spectral norm. ``alpha`` keeps scikit-learn's
-    meaning (sum scale) and adds to ``lambda``. With ``privacy=(inf, 0)`` it is exactly
-    scikit-learn's ``Ridge(alpha)``.
+        >>> reg = DPRidge(
+        ...     privacy=(1.0, 1e-6), accountant="last_iterate", alpha=200.0, fit_intercept=False,
+        ...     projection_radius=1.0, max_row_norm=4.0, eta0=0.1, average=False, batch_size=64,
+        ...     max_iter=10, random_state=0).fit(X, y)
+        >>> reg.privacy_spent_[0] <= 1.0
+        True
+        >>> bool(reg.score(X, y) > 0.9)
+        True
 
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from skdp.linear_model import DPRidge
-    >>> rng = np.random.default_rng(0)
-    >>> X = rng.normal(size=(20000, 5))
-    >>> y = X @ np.array([0.5, -0.3, 0.2, 0.0, 0.1]) + 0.1 * rng.normal(size=20000)
-    >>> reg = DPRidge(privacy=(1.0, 1e-6), random_state=0).fit(X, y)
-    >>> bool(reg.score(X, y) > 0.9)
-    True
+        AdaSSP, with public bounds on the rows of X and on y:
 
-    The last-iterate accountant with the strongly convex bound (no intercept, so the penalty
-    covers every coefficient): rows scaled to norm at most 4, M = 16 + alpha / n.
-
-    >>> reg = DPRidge(
-    ...     privacy=(1.0, 1e-6), accountant="last_iterate", alpha=200.0, fit_intercept=False,
-    ...     projection_radius=1.0, max_row_norm=4.0, eta0=0.1, average=False, batch_size=64,
-    ...     max_iter=10, random_state=0).fit(X, y)
-    >>> reg.privacy_spent_[0] <= 1.0
-    True
-    >>> bool(reg.score(X, y) > 0.9)
-    True
-
-    AdaSSP, with public bounds on the rows of X and on y:
-
-    >>> reg = DPRidge(privacy=(1.0, 1e-6), optimizer="ssp", max_row_norm=6.0,
-    ...               target_bound=3.0, random_state=0).fit(X, y)
-    >>> bool(reg.score(X, y) > 0.9)
-    True
-    """
+        >>> reg = DPRidge(privacy=(1.0, 1e-6), optimizer="ssp", max_row_norm=6.0,
+        ...               target_bound=3.0, random_state=0).fit(X, y)
+        >>> bool(reg.score(X, y) > 0.9)
+        True
+        """,
+    )
 
     _parameter_constraints: dict = {
         **BaseDPLinearModel._parameter_constraints,

@@ -6,6 +6,7 @@ import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 
 from .._defaults.mlp import MLP_CLASSIFIER
+from .._fit import docstrings as _doc
 from .._fit.classes import LogitClassifierMixin, class_facts, encode_classes, output_loss
 from ._base import BaseDPMLP
 
@@ -13,174 +14,130 @@ __all__ = ["DPMLPClassifier"]
 
 
 class DPMLPClassifier(LogitClassifierMixin, ClassifierMixin, BaseDPMLP):
-    """Multilayer perceptron classifier trained with differential privacy.
+    __doc__ = _doc.assemble(
+        """Multilayer perceptron classifier trained with differential privacy.
 
-    The network is scikit-learn's ``MLPClassifier`` (dense layers, the same initialisation,
-    log-loss with one logistic output for two classes and a softmax otherwise), trained by
-    DP-SGD: each example's gradient is clipped to ``max_grad_norm``, Gaussian noise calibrated
-    to ``privacy`` is added to the sum over a Poisson-sampled batch, and the noisy mean takes a
-    step. Per-example gradient norms come from one forward and one backward pass without
-    materialising per-example gradients ("ghost clipping"), so a private epoch costs little
-    more than a non-private one.
+        The network is scikit-learn's ``MLPClassifier`` (dense layers, the same initialisation,
+        log-loss with one logistic output for two classes and a softmax otherwise), trained by
+        DP-SGD: each example's gradient is clipped to ``max_grad_norm``, Gaussian noise
+        calibrated to ``privacy`` is added to the sum over a Poisson-sampled batch, and the
+        noisy mean takes a step. Per-example gradient norms come from one forward and one
+        backward pass without materialising per-example gradients ("ghost clipping"), so a
+        private epoch costs little more than a non-private one.
 
-    Features should be on a public, roughly unit scale (see
-    :func:`skdp.datasets.adult_preprocessor`): scaling statistics learned from the private data
-    would leak outside the accounting.
+        Features should be on a public, roughly unit scale (see
+        :func:`skdp.datasets.adult_preprocessor`): scaling statistics learned from the private
+        data would leak outside the accounting.
+        """,
+        parameters=[
+            _doc.PRIVACY,
+            """
+            hidden_layer_sizes : int or tuple of int, default=(100,)
+                Width of each hidden layer, as in scikit-learn.
+            """,
+            """
+            activation : {'relu', 'tanh', 'logistic', 'identity'}, default='relu'
+                Hidden activation.
+            """,
+            _doc.optimizer(),
+            _doc.optimizer_params(),
+            _doc.MAX_GRAD_NORM,
+            """
+            alpha : float, default=1e-4
+                L2 penalty on the weights. As in scikit-learn's stochastic solvers, each step
+                adds ``alpha * W / batch_size`` to the mean gradient.
+            """,
+            _doc.batch_size(parameter_floor=False),
+            _doc.learning_rate("learning_rate_init"),
+            _doc.entry("learning_rate_init : float or 'auto', default='auto'", """
+                Step size. ``'auto'``: for a private fit, a measured step much larger than
+                scikit-learn's Adam default, because this is plain SGD on the clipped, noisy mean
+                gradient of a large batch, damped by the calibrated noise per coordinate of a
+                mean gradient (public), which small data and small epsilon need; without privacy
+                (``privacy=(inf, 0)``), where nothing is clipped, a smaller step: the private one
+                stayed at chance level on digits and Fashion-MNIST. The steps and the damping:
+                :doc:`the defaults page </user_guide/defaults>`. ``learning_rate_`` says which
+                step was used.
+            """),
+            _doc.POWER_T,
+            _doc.NOISE_SCHEDULE,
+            _doc.NOISE_DECAY,
+            _doc.MLP_MAX_ITER,
+            _doc.AVERAGE,
+            _doc.accountant(last_iterate=False),
+            """
+            classes : array-like of shape (n_classes,), default=None
+                The public list of class labels. By default it is read from ``y`` as
+                scikit-learn does, which treats the set of labels present in the data as public.
+            """,
+            _doc.BUDGET,
+            _doc.DEVICE,
+            _doc.random_state(initial_weights=True),
+            _doc.VERBOSE,
+        ],
+        attributes=[
+            """
+            classes_ : ndarray of shape (n_classes,)
+                Class labels.
+            """,
+            """
+            coefs_ : list of ndarray
+                ``coefs_[i]`` is the weight matrix of layer ``i``, of shape (fan_in, fan_out).
+            """,
+            """
+            intercepts_ : list of ndarray
+                ``intercepts_[i]`` is the bias vector of layer ``i + 1``.
+            """,
+            """
+            n_layers_ : int
+                Number of layers, input and output included.
+            """,
+            """
+            n_outputs_ : int
+                Number of outputs (1 for two classes).
+            """,
+            """
+            out_activation_ : str
+                ``'logistic'`` for two classes, ``'softmax'`` otherwise.
+            """,
+            _doc.PRIVACY_SPENT_,
+            _doc.dp_event_(last_iterate=False),
+            _doc.NOISE_MULTIPLIER_,
+            _doc.BATCH_SIZE_,
+            _doc.learning_rate_("learning_rate_init"),
+            _doc.N_ITER_,
+            _doc.N_STEPS_,
+            _doc.DEVICE_,
+            _doc.N_FEATURES_IN_,
+            _doc.FEATURE_NAMES_IN_,
+        ],
+        sections="""
+        See Also
+        --------
+        sklearn.neural_network.MLPClassifier : The non-private estimator it mirrors.
+        DPMLPRegressor : The regression counterpart.
+        skdp.linear_model.DPLogisticRegression : A linear DP classifier.
 
-    Parameters
-    ----------
-    privacy : tuple of (float, float), default=(1.0, 1e-5)
-        The target ``(epsilon, delta)``. The noise is calibrated so that the whole training run
-        is (epsilon, delta)-DP under add/remove-one-row neighbouring. ``(float('inf'), 0)``
-        trains without clipping or noise (a non-private reference).
-    hidden_layer_sizes : int or tuple of int, default=(100,)
-        Width of each hidden layer, as in scikit-learn.
-    activation : {'relu', 'tanh', 'logistic', 'identity'}, default='relu'
-        Hidden activation.
-    optimizer : {'noisy_sgd', 'adp_sgd', 'adaclip', 'diff2'}, default='noisy_sgd'
-        The DP optimizer (it plays the role of scikit-learn's ``solver``).
-        ``'noisy_sgd'``: DP-SGD. ``'adp_sgd'``: ADP-SGD (Wu et al.), whose
-        per-step noise multiplier is proportional to ``1 / sqrt(step size)``, calibrated with
-        the real accountant over the resulting non-uniform noise; with a constant step size it
-        is exactly ``'noisy_sgd'``. ``'adaclip'``: coordinate-wise adaptive clipping
-        (Pichapati et al.; not Opacus' quantile-based ``AdaClipDPOptimizer``), which clips
-        ``(g - a) / b`` with a centre and scale learned from the released noisy gradients.
-        ``'diff2'``: DIFF2-GD (Murata & Suzuki), full-batch gradient descent that sends
-        clipped gradient differences between restarts; ``max_iter`` counts its rounds.
-    optimizer_params : dict, default=None
-        Hyperparameters of the chosen optimizer. ``'adaclip'``: ``gamma`` (0.25), ``beta1``
-        (0.99), ``beta2`` (0.9), ``variance_floor`` (1e-6), ``variance_cap`` (1.0).
-        ``'diff2'``: ``restart_period`` (10), ``budget_split`` (0.8), ``diff_clip`` (1.0),
-        ``n_clients`` (1); see ``docs/user_guide/optimizers.md``. The other optimizers take
-        none.
-    max_grad_norm : float, default=1.0
-        Per-example gradient clipping bound (the L2 sensitivity of each noisy sum).
-    alpha : float, default=1e-4
-        L2 penalty on the weights. As in scikit-learn's stochastic solvers, each step adds
-        ``alpha * W / batch_size`` to the mean gradient.
-    batch_size : int or 'auto', default='auto'
-        Expected batch size of Poisson sampling. ``'auto'`` uses ``n / 32`` clipped to
-        [64, 4096]: DP favours larger batches than scikit-learn's 200.
-    learning_rate : {'auto', 'constant', 'invscaling', 'adagrad_norm'}, default='auto'
-        Step-size schedule. ``'auto'``: ``'invscaling'`` with ``optimizer='adp_sgd'`` (ADP-SGD as
-        its paper defines it: decaying steps, noise shaped to them), ``'constant'`` otherwise.
-        ``'constant'``: ``learning_rate_init`` at every step.
-        ``'invscaling'``: ``learning_rate_init / (1 + epoch) ** power_t``, with
-        ``epoch = step / steps_per_epoch`` (scikit-learn's inverse scaling, counted in
-        epochs). ``'adagrad_norm'``: ``learning_rate_init / b_t`` with ``b_t^2`` accumulating
-        the squared norms of the *released noisy* gradients (minus their expected noise
-        energy), so it is post-processing and costs no privacy.
-    learning_rate_init : float or 'auto', default='auto'
-        Step size. ``'auto'``: for a private fit ``2.0 / (1 + 120 z / b)``, much larger than
-        scikit-learn's Adam default because this is plain SGD on the clipped, noisy mean
-        gradient of a large batch (2.0 measured best on Adult and Fashion-MNIST), damped by the
-        calibrated noise per coordinate of a mean gradient (noise multiplier ``z``, batch size
-        ``b``; public), which small data and small epsilon need (wine +23 points, digits +24,
-        Fashion-MNIST +6.7 at epsilon 0.1-1: ``benchmarks/tune_user_scale_damping.py --model
-        mlp``, docs/benchmarks.md); 0.5 without privacy (``privacy=(inf, 0)``), where nothing
-        is clipped and 2.0 stayed at chance level on digits and Fashion-MNIST.
-    power_t : float, default=0.5
-        Exponent of ``'invscaling'``.
-    noise_schedule : {'constant', 'exp_decay', 'step_decay', 'time_decay', 'poly_decay'}, \
-default='constant'
-        Public shape of the noise over the run, for any optimizer: the noise of the last step
-        is ``noise_decay`` times that of the first (``'exp_decay'``: geometric;
-        ``'step_decay'``: constant within an epoch, geometric across epochs; ``'time_decay'``:
-        ``1 / (1 + k u)``; ``'poly_decay'``: cubic, with ``u`` the progress from 0 to 1). Only
-        the shape is chosen: the accountant scales it so that the run spends exactly
-        ``privacy``, composing the actual per-step noise levels (the shape is quantised to at
-        most 16 levels, which are what is run).
-    noise_decay : float in (0, 1], default=0.5
-        Noise at the last step relative to the first, for a decaying ``noise_schedule``.
-    max_iter : int or 'auto', default='auto'
-        Number of epochs (each made of ``round(n / batch_size)`` steps). ``'auto'``: 20 with
-        privacy (measured), 100 without (``privacy=(inf, 0)``, where nothing but iterations
-        limits the fit). There is no early stopping: deciding when to stop from the private
-        loss would leak outside the accounting.
-    average : bool or float in (0, 1], default=True
-        Return the average of the last iterates instead of the last one: ``True`` averages
-        the last tenth of the steps, a float sets that fraction, ``False`` returns the last
-        iterate. Averaging is post-processing: it costs no privacy and cancels noise.
-    accountant : {'pld', 'rdp'}, default='pld'
-        The accountant used to calibrate the noise and report the guarantee.
-    classes : array-like of shape (n_classes,), default=None
-        The public list of class labels. By default it is read from ``y`` as scikit-learn
-        does, which treats the set of labels present in the data as public.
-    budget : skdp.PrivacyBudget, default=None
-        A privacy ledger to charge: the fit's spend is recorded there before the data is
-        touched, and a fit that would exceed the budget raises
-        :class:`skdp.BudgetExceededError` without training or recording anything. ``None``
-        charges the budget of an enclosing ``with budget:`` block, if any. Clones (e.g. in
-        ``GridSearchCV``) and worker processes charge the same ledger.
-    device : {'auto', 'cpu', 'cuda'} or torch.device, default='auto'
-        Where to train. ``'auto'`` uses CUDA when available.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the initial weights, batch sampling and noise. ``None`` draws the seed from OS
-        entropy.
-    verbose : int, default=0
-        Print progress once per epoch (computed only from released noisy values).
+        Notes
+        -----
+        scikit-learn's ``loss_``, ``loss_curve_``, ``best_loss_`` and ``validation_scores_`` are
+        deliberately absent: they are computed from the private data without noise. So are
+        ``partial_fit``, ``warm_start`` and early stopping, each of which would spend privacy
+        outside one accounted run.
 
-    Attributes
-    ----------
-    classes_ : ndarray of shape (n_classes,)
-        Class labels.
-    coefs_ : list of ndarray
-        ``coefs_[i]`` is the weight matrix of layer ``i``, of shape (fan_in, fan_out).
-    intercepts_ : list of ndarray
-        ``intercepts_[i]`` is the bias vector of layer ``i + 1``.
-    n_layers_ : int
-        Number of layers, input and output included.
-    n_outputs_ : int
-        Number of outputs (1 for two classes).
-    out_activation_ : str
-        ``'logistic'`` for two classes, ``'softmax'`` otherwise.
-    privacy_spent_ : tuple of (float, float)
-        The ``(epsilon, delta)`` proven for this fit by the accountant; never above ``privacy``.
-    dp_event_ : dp_accounting.DpEvent
-        A description of the whole run, which any ``dp_accounting`` accountant can re-account.
-    noise_multiplier_ : float
-        Standard deviation of the noise on each clipped sum divided by ``max_grad_norm``
-        (0 for a non-private fit).
-    batch_size_ : int
-        The expected batch size used.
-    learning_rate_ : float
-        The (initial) step size used: ``learning_rate_init``, or the one ``'auto'`` chose.
-    n_iter_ : int
-        Number of epochs run.
-    n_steps_ : int
-        Number of noisy gradient steps.
-    device_ : str
-        The device the model was trained on.
-    n_features_in_ : int
-        Number of features seen during fit.
-    feature_names_in_ : ndarray of shape (n_features_in_,)
-        Names of features seen during fit, when ``X`` has string column names.
-
-    See Also
-    --------
-    sklearn.neural_network.MLPClassifier : The non-private estimator it mirrors.
-    DPMLPRegressor : The regression counterpart.
-    skdp.linear_model.DPLogisticRegression : A linear DP classifier.
-
-    Notes
-    -----
-    scikit-learn's ``loss_``, ``loss_curve_``, ``best_loss_`` and ``validation_scores_`` are
-    deliberately absent: they are computed from the private data without noise. So are
-    ``partial_fit``, ``warm_start`` and early stopping, each of which would spend privacy
-    outside one accounted run.
-
-    Examples
-    --------
-    >>> from sklearn.datasets import make_classification
-    >>> from skdp.neural_network import DPMLPClassifier
-    >>> X, y = make_classification(n_samples=5000, random_state=0)
-    >>> clf = DPMLPClassifier(privacy=(1.0, 1e-6), hidden_layer_sizes=(32,), random_state=0)
-    >>> clf = clf.fit(X, y)
-    >>> clf.privacy_spent_[0] <= 1.0
-    True
-    >>> bool(clf.score(X, y) > 0.8)
-    True
-    """
+        Examples
+        --------
+        >>> from sklearn.datasets import make_classification
+        >>> from skdp.neural_network import DPMLPClassifier
+        >>> X, y = make_classification(n_samples=5000, random_state=0)
+        >>> clf = DPMLPClassifier(privacy=(1.0, 1e-6), hidden_layer_sizes=(32,), random_state=0)
+        >>> clf = clf.fit(X, y)
+        >>> clf.privacy_spent_[0] <= 1.0
+        True
+        >>> bool(clf.score(X, y) > 0.8)
+        True
+        """,
+    )
 
     _parameter_constraints: dict = {
         **BaseDPMLP._parameter_constraints,

@@ -26,8 +26,9 @@ sys.path.insert(0, str(HERE))  # docs/_gallery_conf.py helpers
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("SKDP_PROGRESS", "plain")
 
-import skdp  # noqa: E402
 from _generate_defaults import write as _write_defaults_page  # noqa: E402
+
+import skdp  # noqa: E402
 
 # The user guide's defaults page is generated from skdp's registry of 'auto' rules.
 _write_defaults_page()

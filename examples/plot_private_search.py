@@ -14,7 +14,7 @@ We compare, at the same total epsilon on Adult:
 - *untuned* choices: grid points picked without looking at the data, each given the whole
   budget (what you get when you guess);
 - skdp's defaults, given the whole budget. They were chosen (non-privately) on this very
-  data set (:doc:`/benchmarks`), so they are a ceiling more than a baseline here.
+  data set (:doc:`/benchmarks/tune_defaults`), so they are a ceiling more than a baseline here.
 """
 
 # %%

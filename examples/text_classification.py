@@ -97,7 +97,8 @@ def main() -> None:
             max_row_norm=1.0,  # the public norm of every hashed row (norm='l2')
             # batch_size='auto' has a floor of 8 sqrt(n_params) rows, which with 4 x 2**18
             # parameters is 8,193 of these 10,000 rows: one step per epoch, at chance accuracy.
-            # About n / 32 rows per batch keeps it a mini-batch run (docs/benchmarks.md).
+            # About n / 32 rows per batch keeps it a mini-batch run
+            # (docs/benchmarks/batch_floor.md).
             batch_size=312,
             max_iter=10,
             classes=np.arange(len(TOPICS)),  # the public label set, not read from y

@@ -4,7 +4,7 @@ the calibrated noise, the loss) only, never of the data's values.
 Both assume rows on a known scale: with ``max_row_norm='auto'`` (the default) the fit trains on
 rows of norm at most 1 (``skdp/_scale/public_scale.py``), so one rule holds for every scaling of the
 data. The constants were chosen by leaving one data set out (``benchmarks/bench_defaults.py``;
-``docs/benchmarks.md``, "Defaults on data they were not tuned on").
+``docs/benchmarks/defaults_study.md``).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ __all__ = [
 
 #: Step size times the curvature bound of the loss on rows of norm <= 1 (with the intercept's
 #: constant feature 1 counted in the row norm), by task: 1 is the classical 1/M step. Chosen by
-#: leaving one data set out (benchmarks/bench_defaults.py, docs/benchmarks.md): the log-losses'
-#: curvature bound (1/4, 1/2) is loose where predictions are confident, so classification
-#: tolerates a larger step; the squared loss is at its bound.
+#: leaving one data set out (benchmarks/bench_defaults.py, docs/benchmarks/defaults_study.md):
+#: the log-losses' curvature bound (1/4, 1/2) is loose where predictions are confident, so
+#: classification tolerates a larger step; the squared loss is at its bound.
 STEP_SCALE = {"classification": 8.0, "regression": 1.0}
 #: The step grows as ``(d / REFERENCE_FEATURES) ** FEATURE_EXPONENT`` with the number of features
 #: ``d`` (public): on rows of norm <= 1 the coefficients a fit must reach grow with the number
@@ -53,7 +53,7 @@ MIN_EPOCHS = 20
 #: Fashion-MNIST gained 1.0-2.2 points, row-normalised Adult 0.7-1.1, at epsilon 2-8 with
 #: ``20 epsilon^EPOCH_GROWTH`` epochs. Where the noise is larger (digits, wine, breast cancer:
 #: nu 0.12-0.48) more epochs lost up to 2 points, so they stay at 20
-#: (docs/benchmarks.md, "More epochs at larger epsilon").
+#: (docs/benchmarks/epoch_growth.md).
 EPOCH_GROWTH = 0.8
 QUIET_NOISE = 0.1
 MAX_GROWN_EPOCHS = 100
@@ -88,8 +88,8 @@ LOGISTIC_NON_PRIVATE_STEP = 2.0
 #: undamped 2.0); where it is small (Adult, Fashion-MNIST at epsilon >= 0.5: mu <= 0.006) the
 #: fit is iteration-limited and takes a step of 2.8-4 (Fashion-MNIST +0.6 to +1.0 points at
 #: epsilon 0.5-1, row-normalised Adult +0.3 to +0.6). The pair (4.0, 80) was chosen by leaving
-#: one data set out among eight (benchmarks/tune_user_scale_damping.py; docs/benchmarks.md,
-#: "Damping the user-scale step by the noise per coordinate"); the noise norm ``nu = mu
+#: one data set out among eight (benchmarks/tune_user_scale_damping.py;
+#: docs/benchmarks/user_scale_step.md); the noise norm ``nu = mu
 #: sqrt(p)`` did not separate the sets that want damping from those that do not.
 USER_SCALE_DAMPING = 80.0
 
@@ -100,7 +100,7 @@ USER_SCALE_DAMPING = 80.0
 #: rand_hie, ames and diabetes within 0.004 R^2 (100 epochs: ames 0.013 short); classification
 #: keeps the user-scale rule's limit (``MAX_GROWN_EPOCHS`` epochs of 32 steps). In steps, so
 #: that a larger batch (``PARAM_BATCH_FACTOR``) does not cut the iterations.
-#: docs/benchmarks.md, "DPRidge without privacy".
+#: docs/benchmarks/ridge_non_private.md.
 NON_PRIVATE_STEPS = {"classification": 32 * MAX_GROWN_EPOCHS, "regression": 32 * 300}
 
 
@@ -159,7 +159,7 @@ def resolve_epochs(
     ``mini_batch_epochs`` (an estimator's measured number of epochs, e.g. DPLogisticRegression's
     20) replaces that rule when an epoch has several steps; full-batch runs (one step, a round of
     diff2, per epoch) still make ``MIN_STEPS`` steps: 20 full-batch rounds left diff2 2.8-7.3
-    points behind noisy_sgd on Adult, 1000 within 0.05 (docs/benchmarks.md).
+    points behind noisy_sgd on Adult, 1000 within 0.05 (docs/benchmarks/diff2_rounds.md).
     """
     if max_iter != "auto":
         return int(max_iter)
@@ -208,8 +208,10 @@ register(Rule(
     {"MIN_STEPS": MIN_STEPS, "MIN_EPOCHS": MIN_EPOCHS, "EPOCH_GROWTH": EPOCH_GROWTH,
      "QUIET_NOISE": QUIET_NOISE, "MAX_GROWN_EPOCHS": MAX_GROWN_EPOCHS,
      "NON_PRIVATE_STEPS": NON_PRIVATE_STEPS},
-    "benchmarks/bench_defaults.py (MIN_STEPS, MIN_EPOCHS); benchmarks/bench_epoch_growth.py "
-    "(growth); benchmarks/tune_diff2_rounds.py (diff2 rounds, results/diff2_rounds.json)",
+    "benchmarks/bench_defaults.py (MIN_STEPS, MIN_EPOCHS; results/defaults_study.json); "
+    "benchmarks/bench_epoch_growth.py (growth; results/epoch_growth.json); "
+    "benchmarks/tune_diff2_rounds.py (diff2 rounds; results/diff2_rounds.json); "
+    "NON_PRIVATE_STEPS: results/ridge_non_private.json",
     resolve_epochs,
 ))
 register(Rule(

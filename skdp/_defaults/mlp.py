@@ -42,7 +42,8 @@ register(Rule(
     "a mean gradient; the regressor damps only on a public target scale); without privacy: "
     "the non-private step.",
     {"DPMLPClassifier": MLP_CLASSIFIER, "DPMLPRegressor": MLP_REGRESSOR},
-    "benchmarks/bench_mlp_defaults.py (steps, eleven data sets); "
+    "benchmarks/tune_mlp_defaults.py and bench_mlp_defaults.py (steps; results/mlp_tuning.json, "
+    "results/mlp_defaults.json); "
     "benchmarks/tune_user_scale_damping.py --model mlp / mlp_regressor (damping; "
     "results/mlp_step.json, results/mlp_regressor_step.json)",
 ))
@@ -50,5 +51,6 @@ register(Rule(
     "mlp.max_iter", "max_iter='auto'", ("DPMLPClassifier", "DPMLPRegressor"),
     "PRIVATE_EPOCHS epochs with privacy, NON_PRIVATE_EPOCHS without.",
     {"PRIVATE_EPOCHS": PRIVATE_EPOCHS, "NON_PRIVATE_EPOCHS": NON_PRIVATE_EPOCHS},
-    "benchmarks/tune_mlp_defaults.py (private); benchmarks/bench_mlp_epochs.py (non-private)",
+    "benchmarks/tune_mlp_defaults.py (private; results/mlp_tuning.json); "
+    "benchmarks/bench_mlp_epochs.py (non-private; results/mlp_epochs.json)",
 ))

@@ -27,7 +27,7 @@ register(Rule(
     "estimates; variance_floor and variance_cap bound each variance estimate, in units of "
     "max_grad_norm^2 / n_params.",
     _defaults(AdaClipParams),
-    "benchmarks/bench_adaclip.py; docs/specs/adaclip.md",
+    "benchmarks/bench_adaclip.py (results/adaclip.json); docs/specs/adaclip.md",
 ))
 register(Rule(
     "optimizer.diff2", "optimizer='diff2', optimizer_params=None", _ESTIMATORS,
@@ -45,5 +45,6 @@ register(Rule(
     "the noisy X^T X below eigen_floor x lambda raised to it (None: lambda added to all, the "
     "paper's rule).",
     _defaults(SSPParams),
-    "benchmarks/bench_ssp_floor.py (eigen_floor); docs/specs/adassp.md (rho, split)",
+    "benchmarks/bench_ssp_floor.py (eigen_floor; results/ssp_floor.json); docs/specs/adassp.md "
+    "(rho, split)",
 ))

@@ -59,5 +59,5 @@ register(Rule(
     "(epsilon, delta'), split among the DP transformers by step_weights (equally by default); "
     "the model is calibrated so that preprocessing and training together meet the target.",
     {"PREPROCESSING_SHARE": PREPROCESSING_SHARE},
-    "benchmarks/bench_pipeline.py (five raw tables)",
+    "benchmarks/bench_pipeline.py (five raw tables; results/pipeline.json)",
 ))

@@ -73,7 +73,7 @@ register(Rule(
     "a range [lo, hi] found at the (m, 1 - m) quantiles is widened, as post-processing, to "
     "where a normal shape through them puts (WIDEN_TO, 1 - WIDEN_TO); never narrowed.",
     {"WIDEN_TO": WIDEN_TO},
-    "benchmarks/tune_widening.py (leave one regression set out)",
+    "benchmarks/tune_widening.py (leave one regression set out; results/widening.json)",
 ))
 register(Rule(
     "scale.median", "max_row_norm='auto' (too few rows for a scale)", ("DPRidge", "DPMLPRegressor"),
@@ -81,5 +81,6 @@ register(Rule(
     "when its margin is at most CENTRE_MARGIN; targets are centred on it, rows divided by their "
     "median norm over ROW_MEDIAN_NORM.",
     {"CENTRE_MARGIN": CENTRE_MARGIN, "ROW_MEDIAN_NORM": ROW_MEDIAN_NORM},
-    "benchmarks/bench_small_regression.py (CPS1988 subsamples held out, ames, diabetes)",
+    "benchmarks/bench_small_regression.py (CPS1988 subsamples held out, ames, diabetes; "
+    "results/small_regression.json)",
 ))

@@ -21,8 +21,9 @@ __all__ = [
     "resolve_learning_rate",
 ]
 
-# Defaults measured on Adult and diamonds with the public preprocessing (benchmarks/tune_defaults.py
-# and docs/benchmarks.md): large batches favour DP (noise per example falls as 1/batch), and
+# Defaults measured on Adult and diamonds with the public preprocessing
+# (benchmarks/tune_defaults.py; docs/benchmarks/tune_defaults.md and averaging.md): large batches
+# favour DP (noise per example falls as 1/batch), and
 # averaging the last iterates removes much of the remaining noise at no privacy cost.
 # Averaging the last tenth of the iterates was the best tail length, or within 0.0002 of it, at
 # every epsilon on both data sets (benchmarks/tune_averaging.py); longer tails lag behind the
@@ -34,8 +35,7 @@ AUTO_BATCH_MIN, AUTO_BATCH_MAX = 64, 4096  # ... within these limits (and never 
 #: on a mean gradient grows as sqrt(p) / batch, and on small data with many parameters the
 #: floor of 64 rows drowned every step (digits, 1,347 rows x 650 parameters: 61.8% -> 74.2% at
 #: epsilon 0.5, 79.8% -> 86.4% at 1 with batch 204; ames, held out, +0.001 R^2). Above about
-#: 2,000 rows n / 32 is larger for every linear model measured (docs/benchmarks.md, "Batch size
-#: of small data").
+#: 2,000 rows n / 32 is larger for every linear model measured (docs/benchmarks/batch_floor.md).
 PARAM_BATCH_FACTOR = 8.0
 
 
@@ -87,8 +87,9 @@ register(Rule(
     "optimizers (diff2).",
     {"AUTO_BATCH_FRACTION": AUTO_BATCH_FRACTION, "AUTO_BATCH_MIN": AUTO_BATCH_MIN,
      "AUTO_BATCH_MAX": AUTO_BATCH_MAX, "PARAM_BATCH_FACTOR": PARAM_BATCH_FACTOR},
-    "benchmarks/tune_defaults.py (Adult, diamonds); the floor: benchmarks/bench_defaults.py "
-    "(digits, ames held out)",
+    "benchmarks/tune_defaults.py (Adult, diamonds; results/tune_defaults.json, "
+    "docs/benchmarks/tune_defaults.md); the parameter floor: a probe on digits, checked on "
+    "ames held out (results/batch_floor.json, docs/benchmarks/batch_floor.md)",
     auto_batch_size,
 ))
 register(Rule(
@@ -97,7 +98,8 @@ register(Rule(
     "release the average of the last DEFAULT_AVERAGE_FRACTION of the iterates "
     "(post-processing: it costs no privacy and cancels noise).",
     {"DEFAULT_AVERAGE_FRACTION": DEFAULT_AVERAGE_FRACTION},
-    "benchmarks/tune_averaging.py (Adult, diamonds; every epsilon within 0.0002 of the best)",
+    "benchmarks/tune_averaging.py (Adult, diamonds; every epsilon within 0.0002 of the best; "
+    "results/averaging.json)",
     resolve_average,
 ))
 register(Rule(

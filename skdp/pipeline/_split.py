@@ -14,7 +14,7 @@ The rule (``docs/specs/dp_preprocessing.md`` §6), public and the same for every
    its training *together* are ``(epsilon, delta')``-DP: it gets exactly the rest. Without a
    model, the preprocessing gets everything.
 
-Why 0.3 (measured, ``benchmarks/bench_pipeline.py`` and ``docs/benchmarks.md``): the
+Why 0.3 (measured, ``benchmarks/bench_pipeline.py``, ``docs/benchmarks/pipeline.md``): the
 preprocessing releases a few statistics per column once, DP-SGD thousands of noisy gradients,
 so the model loses little (its noise grows by 14% at (1, 1e-5), 1000 steps at rate 0.01,
 against 3.8% with 0.1; spec §6.2). But the bounds search is the most expensive statistic, and

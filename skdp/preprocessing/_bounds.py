@@ -50,8 +50,8 @@ def plan_quantiles(
     Tail quantiles below the search's resolution at this noise are moved inward
     (:func:`feasible_quantile_margin`). When even the quartiles are out of reach, a
     :class:`~skdp.PrivacyWarning` says so and the quartiles are used: the bounds are then
-    rough, but measured pipelines stay useful (``docs/benchmarks.md``, Ames), where refusing
-    would leave nothing.
+    rough, but measured pipelines stay useful (``docs/benchmarks/pipeline.md``, Ames), where
+    refusing would leave nothing.
     """
     sensitivity = quantile_probe_sensitivity(n_features, quantiles)
     sigma = sensitivity * noise_multiplier * math.sqrt(QUANTILE_PROBES)

@@ -71,8 +71,7 @@ class SSPParams:
         eigenvalues of the noisy ``X^T X`` below ``eigen_floor * lambda`` are raised to it and
         the others are left alone. ``None`` adds ``lambda`` to every eigenvalue (the paper's
         rule), which also shrinks the well-determined directions: measured 0.004-0.45 R^2 worse
-        on diamonds, rand_hie, ames, diabetes and CPS1988 (``docs/benchmarks.md``, "AdaSSP with
-        an eigenvalue floor").
+        on diamonds, rand_hie, ames, diabetes and CPS1988 (``docs/benchmarks/ssp_floor.md``).
     """
 
     rho: float = 0.05

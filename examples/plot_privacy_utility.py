@@ -14,7 +14,7 @@ built (not pasted numbers):
 
 A library that is not installed is skipped with a note (``pip install -e ".[benchmark]"``
 installs both). ``benchmarks/bench_adult_logistic.py`` is the full benchmark (more seeds, timings,
-each library's own accountant); its results are in :doc:`/benchmarks/index`.
+each library's own accountant); its results are in :doc:`/benchmarks/adult_logistic`.
 """
 
 # %%

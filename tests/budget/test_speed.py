@@ -16,7 +16,6 @@ import sqlite3
 import dp_accounting
 import numpy as np
 import pytest
-from _budget_helpers import dpsgd, forget_cached_states, needs_fork
 from dp_accounting.pld import PLDAccountant, privacy_loss_distribution
 from dp_accounting.rdp import RdpAccountant
 
@@ -24,6 +23,8 @@ from skdp.budget import BudgetExceededError, LedgerError, PrivacyBudget, _chargi
 from skdp.budget._composition import Composer
 from skdp.budget._pld import PayloadError, epsilon_for_delta, pld_from_payload, pld_to_payload
 from skdp.budget._pld_composition import PldComposer
+
+from ._helpers import dpsgd, forget_cached_states, needs_fork
 
 DELTA = 1e-5
 @pytest.fixture

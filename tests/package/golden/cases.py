@@ -2,8 +2,9 @@
 when the code is reorganised (the redesign of issue 24 kept behaviour bit for bit).
 
 Each case returns a flat summary: fitted parameters, ``privacy_spent_``, the noise
-multiplier, iterations and the privacy report's text. ``python -m tests.golden.cases`` records
-them in ``tests/golden/fits.json``; ``tests/test_golden.py`` replays them and compares.
+multiplier, iterations and the privacy report's text. ``python -m tests.package.golden.cases``
+records them in ``tests/package/golden/fits.json``; ``tests/package/test_golden.py`` replays them
+and compares.
 Every fit is seeded and runs on one torch thread, so the numbers are reproducible on a machine.
 """
 

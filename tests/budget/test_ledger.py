@@ -24,7 +24,6 @@ import time
 import dp_accounting
 import numpy as np
 import pytest
-from _budget_helpers import dpsgd, forget_cached_states, needs_fork
 from dp_accounting.dp_event import (
     DiscreteLaplaceDpEvent,
     MixtureOfGaussiansDpEvent,
@@ -48,6 +47,8 @@ from skdp.budget import (
 )
 from skdp.budget._codec import CodecError, decode_spend, encode_spend
 from skdp.budget._rdp import curve_on_orders
+
+from ._helpers import dpsgd, forget_cached_states, needs_fork
 
 DELTA = 1e-5
 @pytest.fixture

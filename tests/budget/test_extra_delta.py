@@ -17,7 +17,6 @@ import multiprocessing
 import dp_accounting
 import numpy as np
 import pytest
-from _budget_helpers import dpsgd, forget_cached_states, needs_fork
 from dp_accounting.pld import PLDAccountant, common, privacy_loss_distribution
 from dp_accounting.rdp import RdpAccountant
 
@@ -30,6 +29,8 @@ from skdp.budget import (
 )
 from skdp.budget._codec import CodecError, decode_spend, encode_spend
 from skdp.budget._records import events_delta
+
+from ._helpers import dpsgd, forget_cached_states, needs_fork
 
 DELTA = 1e-5
 def inner(spend):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "skdp"
+PACKAGE = Path(__file__).resolve().parents[2] / "skdp"
 MAX_LINES = 600
 
 

@@ -2,7 +2,7 @@
 for deliberately broken ones (noise off, clipping off, noise 4x too small), for every
 optimizer in the registry.
 
-The breakers live in ``tests/_audit_breakers.py`` (monkeypatches; the library has none).
+The breakers live in ``tests/audit/_breakers.py`` (monkeypatches; the library has none).
 """
 
 from __future__ import annotations
@@ -11,13 +11,14 @@ import warnings
 
 import numpy as np
 import pytest
-from _audit_breakers import apply as apply_breaker
 
 import skdp
 from skdp.audit import AuditResult, audit_multi_run, audit_one_run, canary_scores, make_canaries
 from skdp.linear_model import DPLogisticRegression, DPRidge
 from skdp.mechanisms._registry import OPTIMIZER_NAMES, is_full_batch_only, optimizer_class
 from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
+
+from ._breakers import apply as apply_breaker
 
 OPTIMIZERS = sorted(n for n in OPTIMIZER_NAMES if optimizer_class(n) is not None)
 
@@ -73,7 +74,7 @@ def check_breaker_reached(calls: list[int], breaker: str, optimizer: str) -> Non
     if calls[0] == 0:
         pytest.fail(
             f"the {breaker!r} breaker never reached the code that optimizer={optimizer!r} runs "
-            "(refactored?): update tests/_audit_breakers.py or CLIP_BREAKER_UNSUPPORTED"
+            "(refactored?): update tests/audit/_breakers.py or CLIP_BREAKER_UNSUPPORTED"
         )
 
 

@@ -20,7 +20,7 @@ from skdp.linear_model import DPLogisticRegression, DPRidge
 from skdp.mechanisms._registry import OPTIMIZER_NAMES, optimizer_class
 from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("name", sorted(RULES))

@@ -1,22 +1,20 @@
 """Behaviour unchanged: seeded fits replayed against the numbers recorded before the redesign.
 
-``tests/golden/fits.json`` was recorded by ``python tests/golden/cases.py`` at the commit before
-the house was reorganised (issue 24). Accounting (privacy spent, noise multipliers, events) and
-the reports must match exactly; fitted parameters too, up to float32 rounding, so that a CPU with
-other vector instructions does not fail the test while a changed computation does.
+``tests/package/golden/fits.json`` was recorded by ``tests/package/golden/cases.py`` at the
+commit before the house was reorganised (issue 24). Accounting (privacy spent, noise
+multipliers, events) and the reports must match exactly; fitted parameters too, up to float32
+rounding, so that a CPU with other vector instructions does not fail the test while a changed
+computation does.
 """
 
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, str(Path(__file__).with_name("golden")))
-from cases import CASES, GOLDEN_PATH, run_case  # noqa: E402
+from .golden.cases import CASES, GOLDEN_PATH, run_case
 
 GOLDEN = json.loads(GOLDEN_PATH.read_text())
 # Fitted parameters: float32 compute, so a few ulps of float32 on another CPU; accounting is

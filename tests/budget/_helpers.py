@@ -1,4 +1,5 @@
-"""Helpers shared by the ledger's test files (test_budget*.py)."""
+"""Helpers shared by the ledger's test files (tests/budget/; ``dpsgd`` also in
+tests/accounting/test_gaussian_rdp.py)."""
 
 from __future__ import annotations
 

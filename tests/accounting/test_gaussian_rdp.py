@@ -15,7 +15,6 @@ import logging
 import dp_accounting
 import numpy as np
 import pytest
-from _budget_helpers import dpsgd
 from dp_accounting.rdp import RdpAccountant, rdp_privacy_accountant
 
 from skdp.accounting import NeighboringRelation
@@ -23,6 +22,7 @@ from skdp.accounting._gaussian_rdp import poisson_gaussian_rdp
 from skdp.accounting._relations import rdp_equivalent
 from skdp.budget import PrivacyBudget
 from skdp.budget._composition import Composer
+from tests.budget._helpers import dpsgd
 
 DELTA = 1e-5
 ORDERS = np.array(

@@ -1,4 +1,9 @@
-"""Test-session settings.
+"""Test-session settings, and the fixtures every folder of tests may use.
+
+The tests are sorted by the subpackage of skdp they test (tests/budget/ for skdp.budget, ...;
+tests/package/ for what spans the package); a folder's conftest.py holds what only that folder
+uses (tests/budget/conftest.py: ``ledger_path``; tests/model_selection/conftest.py: the
+searches' ``binary_data``).
 
 The default run uses both cores with pytest-xdist (``-n 2`` in pyproject's addopts); each worker
 then computes with one thread, so that two workers do not oversubscribe a 2-core machine (the
@@ -122,3 +127,17 @@ def _reproducible_unseeded_fits(request, monkeypatch):
     for module in (_device, _scale_free_fit, preprocessing_base):
         monkeypatch.setattr(module, "seed_sequence", seed_sequence)
     yield
+
+
+@pytest.fixture
+def quiet_privacy_warnings():
+    """skdp's PrivacyWarning ignored for the test (tiny data sets, many fits, where the warnings
+    are expected). A module takes it for all its tests with
+    ``pytestmark = pytest.mark.usefixtures("quiet_privacy_warnings")``."""
+    import warnings
+
+    from skdp import PrivacyWarning
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyWarning)
+        yield

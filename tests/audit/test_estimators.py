@@ -7,8 +7,6 @@ The breakers live in ``tests/audit/_breakers.py`` (monkeypatches; the library ha
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
@@ -43,11 +41,7 @@ ONE_RUN_CLIP_UNSUPPORTED: dict[str, str] = {
 DELTA = 1e-5
 
 
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", skdp.PrivacyWarning)
-        yield
+pytestmark = pytest.mark.usefixtures("quiet_privacy_warnings")
 
 
 def make_data(regression: bool, n: int = 32, d: int = 4, seed: int = 0):

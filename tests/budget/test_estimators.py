@@ -24,7 +24,7 @@ FAST = {
 
 
 @pytest.fixture(scope="module")
-def data():
+def binary_data():
     X, y = make_classification(n_samples=2000, n_features=6, random_state=0)
     return X / 2, y
 
@@ -34,8 +34,8 @@ def make(Estimator, **params):
 
 
 @pytest.mark.parametrize("Estimator", list(FAST))
-def test_fit_records_its_spend(Estimator, data, tmp_path):
-    X, y = data
+def test_fit_records_its_spend(Estimator, binary_data, tmp_path):
+    X, y = binary_data
     budget = PrivacyBudget(3.0, 1e-5, path=tmp_path / "ledger.skdp")
     est = make(Estimator, privacy=(1.0, 1e-5), budget=budget).fit(X, y)
     (record,) = budget.history()
@@ -49,8 +49,8 @@ def test_fit_records_its_spend(Estimator, data, tmp_path):
     assert spent <= 1.0 + 1e-9
 
 
-def test_spends_compose_tightly_and_a_refused_fit_records_nothing(data, tmp_path):
-    X, y = data
+def test_spends_compose_tightly_and_a_refused_fit_records_nothing(binary_data, tmp_path):
+    X, y = binary_data
     budget = PrivacyBudget(1.6, 1e-5, path=tmp_path / "ledger.skdp")
     fits = []
     for seed in range(3):  # three eps=0.9 fits compose to about 1.49, far under 2.7 ...
@@ -72,8 +72,8 @@ def test_spends_compose_tightly_and_a_refused_fit_records_nothing(data, tmp_path
     assert not hasattr(est, "coef_")
 
 
-def test_refused_input_is_not_charged(data, tmp_path):
-    X, y = data
+def test_refused_input_is_not_charged(binary_data, tmp_path):
+    X, y = binary_data
     budget = PrivacyBudget(3.0, 1e-5, path=tmp_path / "ledger.skdp")
     X_bad = X.copy()
     X_bad[0, 0] = np.nan
@@ -92,8 +92,8 @@ def test_refused_input_is_not_charged(data, tmp_path):
     assert budget.history() == []
 
 
-def test_a_fit_that_fails_after_the_charge_stays_charged(data, tmp_path, monkeypatch):
-    X, y = data
+def test_a_fit_that_fails_after_the_charge_stays_charged(binary_data, tmp_path, monkeypatch):
+    X, y = binary_data
     budget = PrivacyBudget(3.0, 1e-5, path=tmp_path / "ledger.skdp")
 
     def crash(self, *args, **kwargs):
@@ -105,29 +105,29 @@ def test_a_fit_that_fails_after_the_charge_stays_charged(data, tmp_path, monkeyp
     assert len(budget.history()) == 1  # the data may have been touched: the spend counts
 
 
-def test_non_private_fit_cannot_be_charged(data, tmp_path):
-    X, y = data
+def test_non_private_fit_cannot_be_charged(binary_data, tmp_path):
+    X, y = binary_data
     budget = PrivacyBudget(3.0, 1e-5, path=tmp_path / "ledger.skdp")
     with pytest.raises(BudgetExceededError, match="without noise"):
         make(DPRidge, privacy=(float("inf"), 0), budget=budget).fit(X, y)
     assert budget.history() == []
 
 
-def test_wrong_budget_type_is_refused_clearly(data):
-    X, y = data
+def test_wrong_budget_type_is_refused_clearly(binary_data):
+    X, y = binary_data
     with pytest.raises(TypeError, match="PrivacyBudget"):
         make(DPRidge, budget=(3.0, 1e-5)).fit(X, y)
 
 
-def test_clone_shares_the_ledger(data, tmp_path):
+def test_clone_shares_the_ledger(binary_data, tmp_path):
     budget = PrivacyBudget(3.0, 1e-5, path=tmp_path / "ledger.skdp")
     est = make(DPLogisticRegression, budget=budget)
     assert clone(est).budget is budget
     assert clone(est).get_params()["budget"] is budget
 
 
-def test_grid_search_with_worker_processes_charges_every_fit(data, tmp_path):
-    X, y = data
+def test_grid_search_with_worker_processes_charges_every_fit(binary_data, tmp_path):
+    X, y = binary_data
     budget = PrivacyBudget(50.0, 1e-5, path=tmp_path / "ledger.skdp")
     search = GridSearchCV(
         make(DPLogisticRegression, privacy=(0.5, 1e-5), budget=budget),
@@ -142,8 +142,8 @@ def test_grid_search_with_worker_processes_charges_every_fit(data, tmp_path):
     assert search.best_estimator_.budget is budget
 
 
-def test_with_budget_block_charges_estimators_without_budget(data, tmp_path):
-    X, y = data
+def test_with_budget_block_charges_estimators_without_budget(binary_data, tmp_path):
+    X, y = binary_data
     budget = PrivacyBudget(3.0, 1e-5, path=tmp_path / "ledger.skdp")
     with budget:
         make(DPRidge).fit(X, y)

@@ -37,11 +37,6 @@ def inner(spend):
     return spend.spend if isinstance(spend, WithExtraDelta) else spend
 
 
-@pytest.fixture
-def ledger_path(tmp_path):
-    return str(tmp_path / "pipelines.skdp")
-
-
 # --- the delta formula itself -----------------------------------------------------------------
 
 

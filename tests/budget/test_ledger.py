@@ -51,9 +51,7 @@ from skdp.budget._rdp import curve_on_orders
 from ._helpers import dpsgd, forget_cached_states, needs_fork
 
 DELTA = 1e-5
-@pytest.fixture
-def ledger_path(tmp_path):
-    return str(tmp_path / "patients.skdp")
+
 
 
 # --- refusing and charging --------------------------------------------------------------------

@@ -27,9 +27,7 @@ from skdp.budget._pld_composition import PldComposer
 from ._helpers import dpsgd, forget_cached_states, needs_fork
 
 DELTA = 1e-5
-@pytest.fixture
-def ledger_path(tmp_path):
-    return str(tmp_path / "speed.skdp")
+
 
 
 # --- vectorised epsilon of a PLD --------------------------------------------------------------

@@ -10,7 +10,7 @@ from skdp.neural_network import DPMLPClassifier
 
 
 @pytest.fixture
-def data():
+def binary_data():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 4))
     return X, (X[:, 0] > 0).astype(int)
@@ -24,8 +24,8 @@ def data():
         DPMLPClassifier(privacy=(1.0, 1e-5), hidden_layer_sizes=(4,), max_iter=2, random_state=0),
     ],
 )
-def test_planned_spend_matches_the_fit(estimator, data, tmp_path):
-    X, y = data
+def test_planned_spend_matches_the_fit(estimator, binary_data, tmp_path):
+    X, y = binary_data
     budget = PrivacyBudget(10.0, 1e-5, tmp_path / "ledger.db")
     estimator.set_params(budget=budget)
     planned = planned_spend(estimator, X, y)
@@ -38,7 +38,7 @@ def test_planned_spend_matches_the_fit(estimator, data, tmp_path):
     assert len(budget.history()) == 1
 
 
-def test_planned_spend_validates_like_fit(data):
-    X, y = data
+def test_planned_spend_validates_like_fit(binary_data):
+    X, y = binary_data
     with pytest.raises(ValueError):
         planned_spend(DPLogisticRegression(privacy=(-1.0, 1e-5)), X, y)

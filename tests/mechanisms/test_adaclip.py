@@ -20,7 +20,7 @@ FROZEN_UNIFORM = {"gamma": 1.0, "beta1": 1.0, "beta2": 1.0}  # a = 0, b = max_gr
 
 
 @pytest.fixture
-def binary():
+def binary_data():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(400, 6))
     y = (X[:, 0] + 0.5 * X[:, 1] + rng.normal(scale=0.5, size=400) > 0).astype(int)
@@ -35,9 +35,9 @@ def binary():
     ],
     ids=["logistic", "mlp"],
 )
-def test_frozen_uniform_adaclip_is_noisy_sgd(make, binary):
+def test_frozen_uniform_adaclip_is_noisy_sgd(make, binary_data):
     """a = 0 and b = C fixed: clip (g / C) to 1, noise sigma, times C = DP-SGD with clip C."""
-    X, y = binary
+    X, y = binary_data
     ref = make(privacy=(1.0, 1e-5), random_state=3).fit(X, y)
     ada = make(
         privacy=(1.0, 1e-5), random_state=3, optimizer="adaclip", optimizer_params=FROZEN_UNIFORM
@@ -54,16 +54,16 @@ def _params(est):
     return [*est.coefs_, *est.intercepts_]
 
 
-def test_without_noise_adaclip_is_plain_sgd(binary):
-    X, y = binary
+def test_without_noise_adaclip_is_plain_sgd(binary_data):
+    X, y = binary_data
     kw = dict(privacy=(float("inf"), 0.0), max_iter=3, random_state=1)
     ada = DPLogisticRegression(optimizer="adaclip", **kw).fit(X, y)
     ref = DPLogisticRegression(**kw).fit(X, y)
     np.testing.assert_array_equal(ada.coef_, ref.coef_)
 
 
-def test_adaptivity_is_free_and_dp_event_reaccounts(binary):
-    X, y = binary
+def test_adaptivity_is_free_and_dp_event_reaccounts(binary_data):
+    X, y = binary_data
     ada = DPLogisticRegression(optimizer="adaclip", max_iter=4, random_state=0).fit(X, y)
     ref = DPLogisticRegression(max_iter=4, random_state=0).fit(X, y)
     assert ada.privacy_spent_ == ref.privacy_spent_
@@ -242,8 +242,8 @@ def test_no_cold_start_or_runaway_across_dimensions(d):
     assert errors["adaclip"] <= 1.3 * errors["noisy_sgd"]
 
 
-def test_adaclip_composes_with_step_size_and_noise_schedules(binary):
-    X, y = binary
+def test_adaclip_composes_with_step_size_and_noise_schedules(binary_data):
+    X, y = binary_data
     for kw in (dict(learning_rate="adagrad_norm"), dict(noise_schedule="exp_decay")):
         est = DPLogisticRegression(optimizer="adaclip", max_iter=3, random_state=0, **kw)
         assert np.isfinite(est.fit(X, y).coef_).all()

@@ -55,11 +55,7 @@ M_PLD_EXACT = calibrate_ssp(SSPPlan(), 1.0, 1e-6).noise_multiplier
 M_PAPER = 11.851811  # sqrt(ln(6 / delta)) / (eps / 3)
 
 
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", skdp.PrivacyWarning)
-        yield
+pytestmark = pytest.mark.usefixtures("quiet_privacy_warnings")
 
 
 def ssp(**params) -> DPRidge:

@@ -24,7 +24,7 @@ CPU = torch.device("cpu")
 
 
 @pytest.fixture(scope="module")
-def data():
+def binary_data():
     X, y = make_classification(n_samples=3000, n_features=8, random_state=0)
     return X / 3, y
 
@@ -47,8 +47,8 @@ def test_constant_schedules_give_the_foundation_plan():
 
 
 @pytest.mark.parametrize("Estimator", [DPLogisticRegression, DPRidge])
-def test_adp_sgd_with_constant_steps_is_noisy_sgd_bit_for_bit(Estimator, data):
-    X, y = data
+def test_adp_sgd_with_constant_steps_is_noisy_sgd_bit_for_bit(Estimator, binary_data):
+    X, y = binary_data
     # With constant steps chosen explicitly (learning_rate='auto' decays them for adp_sgd).
     kwargs = dict(max_iter=3, random_state=7, learning_rate="constant")
     a = Estimator(optimizer="noisy_sgd", **kwargs).fit(X, y)
@@ -59,8 +59,8 @@ def test_adp_sgd_with_constant_steps_is_noisy_sgd_bit_for_bit(Estimator, data):
     assert a.dp_event_ == b.dp_event_
 
 
-def test_adp_sgd_mlp_with_constant_steps_is_noisy_sgd_bit_for_bit(data):
-    X, y = data
+def test_adp_sgd_mlp_with_constant_steps_is_noisy_sgd_bit_for_bit(binary_data):
+    X, y = binary_data
     kwargs = dict(hidden_layer_sizes=(8,), max_iter=2, random_state=3, learning_rate="constant")
     a = DPMLPClassifier(optimizer="noisy_sgd", **kwargs).fit(X, y)
     b = DPMLPClassifier(optimizer="adp_sgd", **kwargs).fit(X, y)
@@ -108,8 +108,8 @@ _SLOW = pytest.mark.slow  # re-accounting with a PLD 10x finer than the calibrat
     ids=["exp-decay-sentinel", "adp-invscaling", "exp-decay", "adp-and-step-decay",
          "adp-adagrad"],
 )
-def test_heterogeneous_runs_spend_exactly_the_budget(kwargs, interval, data):
-    X, y = data
+def test_heterogeneous_runs_spend_exactly_the_budget(kwargs, interval, binary_data):
+    X, y = binary_data
     clf = DPLogisticRegression(privacy=(1.0, 1e-5), max_iter=3, random_state=0, **kwargs)
     clf.fit(X, y)
     epsilon = clf.privacy_spent_[0]
@@ -186,24 +186,24 @@ def test_adagrad_norm_reads_only_released_values():
     assert acc.rate() == pytest.approx(1 / np.sqrt(5.0))
 
 
-def test_adagrad_norm_noisy_sgd_keeps_the_constant_plan(data):
-    X, y = data
+def test_adagrad_norm_noisy_sgd_keeps_the_constant_plan(binary_data):
+    X, y = binary_data
     a = DPLogisticRegression(max_iter=2, random_state=0).fit(X, y)
     b = DPLogisticRegression(max_iter=2, random_state=0, learning_rate="adagrad_norm").fit(X, y)
     assert a.dp_event_ == b.dp_event_  # the step sizes are post-processing
     assert not np.array_equal(a.coef_, b.coef_)
 
 
-def test_schedules_work_for_mlps(data):
-    X, y = data
+def test_schedules_work_for_mlps(binary_data):
+    X, y = binary_data
     clf = DPMLPClassifier(hidden_layer_sizes=(8,), max_iter=2, optimizer="adp_sgd",
                           learning_rate="invscaling", noise_schedule="poly_decay",
                           random_state=0).fit(X, y)
     assert clf.privacy_spent_[0] <= 1.0
 
 
-def test_last_iterate_accountant_refuses_schedules(data):
-    X, y = data
+def test_last_iterate_accountant_refuses_schedules(binary_data):
+    X, y = binary_data
     base = dict(accountant="last_iterate", projection_radius=5.0, max_row_norm=2.0, eta0=0.5,
                 average=False, max_iter=1)
     with pytest.raises(ValueError, match="constant step size and constant noise"):

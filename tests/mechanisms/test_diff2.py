@@ -16,7 +16,7 @@ from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
 
 
 @pytest.fixture
-def binary():
+def binary_data():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(300, 5))
     y = (X[:, 0] - X[:, 2] + rng.normal(scale=0.5, size=300) > 0).astype(int)
@@ -24,7 +24,7 @@ def binary():
 
 
 @pytest.fixture
-def regression():
+def regression_data():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(300, 4))
     return X, X @ np.array([0.5, -1.0, 0.0, 0.3]) + 0.1 * rng.normal(size=300)
@@ -52,8 +52,8 @@ def _data(name, binary, regression):
 
 
 @pytest.mark.parametrize("name", list(MAKERS))
-def test_restart_period_1_is_noisy_full_batch_gradient_descent(name, binary, regression):
-    X, y = _data(name, binary, regression)
+def test_restart_period_1_is_noisy_full_batch_gradient_descent(name, binary_data, regression_data):
+    X, y = _data(name, binary_data, regression_data)
     make = MAKERS[name]
     common = dict(privacy=(2.0, 1e-5), max_iter=15, random_state=4)
     diff2 = make(optimizer="diff2", optimizer_params={"restart_period": 1}, **common).fit(X, y)
@@ -67,9 +67,9 @@ def test_restart_period_1_is_noisy_full_batch_gradient_descent(name, binary, reg
 @pytest.mark.parametrize("name", list(MAKERS))
 @pytest.mark.parametrize("period", [3, 7])
 def test_without_noise_the_differences_telescope_to_gradient_descent(
-    name, period, binary, regression
+    name, period, binary_data, regression_data
 ):
-    X, y = _data(name, binary, regression)
+    X, y = _data(name, binary_data, regression_data)
     make = MAKERS[name]
     common = dict(privacy=(math.inf, 0.0), max_iter=20, random_state=2)
     diff2 = make(optimizer="diff2", optimizer_params={"restart_period": period}, **common)
@@ -113,8 +113,8 @@ def test_calibration_is_at_least_as_tight_as_the_papers_closed_form():
     assert cal.epsilon <= eps
 
 
-def test_dp_event_reaccounts_within_the_claim(regression):
-    X, y = regression
+def test_dp_event_reaccounts_within_the_claim(regression_data):
+    X, y = regression_data
     est = DPRidge(optimizer="diff2", max_iter=40, optimizer_params={"restart_period": 7},
                   random_state=0).fit(X, y)
     assert epsilon_of(est.dp_event_, 1e-5, "pld", pld_interval=1e-5) <= est.privacy_spent_[0]
@@ -151,8 +151,8 @@ def test_difference_rounds_add_noise_sigma2_times_the_step_length():
     assert sigma2 > sigma1  # 4/5 of the budget went to the single restart
 
 
-def test_equal_clients_are_the_single_machine_algorithm(binary):
-    X, y = binary  # 300 rows: 3 clients of 100
+def test_equal_clients_are_the_single_machine_algorithm(binary_data):
+    X, y = binary_data  # 300 rows: 3 clients of 100
     common = dict(optimizer="diff2", max_iter=12, random_state=5)
     one = DPLogisticRegression(optimizer_params={"n_clients": 1}, **common).fit(X, y)
     three = DPLogisticRegression(optimizer_params={"n_clients": 3}, **common).fit(X, y)
@@ -187,14 +187,14 @@ def test_unequal_clients_average_client_means():
               average=False), "noisy_sgd"),
     ],
 )
-def test_refusals(kwargs, match, binary):
-    X, y = binary
+def test_refusals(kwargs, match, binary_data):
+    X, y = binary_data
     with pytest.raises(ValueError, match=match):
         DPLogisticRegression(optimizer="diff2", **kwargs).fit(X, y)
 
 
-def test_budget_split_one_is_fine_without_difference_rounds(binary):
-    X, y = binary
+def test_budget_split_one_is_fine_without_difference_rounds(binary_data):
+    X, y = binary_data
     est = DPLogisticRegression(optimizer="diff2", max_iter=5, random_state=0,
                                optimizer_params={"restart_period": 1, "budget_split": 1.0})
     assert np.isfinite(est.fit(X, y).coef_).all()

@@ -78,7 +78,7 @@ def registered():
 
 
 @pytest.fixture(scope="module")
-def data():
+def binary_data():
     X, y = make_classification(n_samples=1500, n_features=6, n_informative=4, n_redundant=0,
                                class_sep=2.0, flip_y=0.01, random_state=2)
     return X / 3.0, y  # rows of norm about 1
@@ -88,8 +88,8 @@ def test_the_outside_class_satisfies_the_protocol():
     assert isinstance(NoisyGD(None), Mechanism)
 
 
-def test_an_outside_mechanism_trains_and_is_accounted(registered, data):
-    X, y = data
+def test_an_outside_mechanism_trains_and_is_accounted(registered, binary_data):
+    X, y = binary_data
     model = DPLogisticRegression(
         privacy=(2.0, 1e-5), optimizer=registered, eta0=4.0, max_iter=60, random_state=0
     ).fit(X, y)
@@ -107,8 +107,8 @@ def test_an_outside_mechanism_trains_and_is_accounted(registered, data):
     assert "full batch (every row in every step)" in report
 
 
-def test_an_outside_mechanism_is_seeded_and_non_private_reference_works(registered, data):
-    X, y = data
+def test_an_outside_mechanism_is_seeded_and_non_private_reference_works(registered, binary_data):
+    X, y = binary_data
     fit = [
         DPLogisticRegression(optimizer=registered, max_iter=5, random_state=3).fit(X, y).coef_
         for _ in range(2)
@@ -120,16 +120,16 @@ def test_an_outside_mechanism_is_seeded_and_non_private_reference_works(register
     assert reference.noise_multiplier_ == 0.0 and reference.score(X, y) > 0.95
 
 
-def test_every_estimator_takes_it(registered, data):
-    X, y = data
+def test_every_estimator_takes_it(registered, binary_data):
+    X, y = binary_data
     DPMLPClassifier(optimizer=registered, hidden_layer_sizes=(4,), max_iter=3,
                     random_state=0).fit(X, y)
     ridge = DPRidge(optimizer=registered, max_iter=3, random_state=0).fit(X, y.astype(float))
     assert ridge.n_steps_ == 3
 
 
-def test_it_is_charged_to_a_ledger_and_composed_in_a_pipeline(registered, data, tmp_path):
-    X, y = data
+def test_it_is_charged_to_a_ledger_and_composed_in_a_pipeline(registered, binary_data, tmp_path):
+    X, y = binary_data
     budget = PrivacyBudget(epsilon=5.0, delta=1e-5, path=tmp_path / "ledger.skdp")
     DPLogisticRegression(privacy=(1.0, 1e-6), optimizer=registered, max_iter=10,
                          budget=budget, random_state=0).fit(X, y)
@@ -144,7 +144,7 @@ def test_it_is_charged_to_a_ledger_and_composed_in_a_pipeline(registered, data, 
     assert "preprocessing" in pipeline[-1].privacy_report()
 
 
-def test_an_unregistered_name_is_refused(data):
-    X, y = data
+def test_an_unregistered_name_is_refused(binary_data):
+    X, y = binary_data
     with pytest.raises(ValueError, match="optimizer"):
         DPLogisticRegression(optimizer="noisy_gd_nowhere").fit(X, y)

@@ -55,7 +55,7 @@ FAST_LOGISTIC = dict(
 
 
 @pytest.fixture(scope="module")
-def binary():
+def binary_data():
     X, y = make_classification(
         n_samples=1000, n_features=4, n_informative=3, n_redundant=1, random_state=0
     )
@@ -63,8 +63,8 @@ def binary():
 
 
 @pytest.fixture(scope="module")
-def regression(binary):
-    X, _ = binary
+def regression_data(binary_data):
+    X, _ = binary_data
     rng = np.random.default_rng(0)
     y = X @ np.array([0.5, -0.3, 0.2, 0.1]) + 0.05 * rng.normal(size=X.shape[0])
     return X, y
@@ -248,8 +248,8 @@ def test_engine_refuses_runs_the_bound_does_not_cover():
 # --- estimators: what is computed and proven --------------------------------------------------
 
 
-def test_reported_epsilon_is_the_bound_at_the_public_constants(binary, regression):
-    X, y = binary
+def test_reported_epsilon_is_the_bound_at_the_public_constants(binary_data, regression_data):
+    X, y = binary_data
     C = 2.0
     est = DPLogisticRegression(
         privacy=(1.0, DELTA), accountant="last_iterate", projection_radius=3.0,
@@ -267,7 +267,7 @@ def test_reported_epsilon_is_the_bound_at_the_public_constants(binary, regressio
     assert 0.995 <= est.privacy_spent_[0] <= 1.0
     assert est.n_steps_ == 150 and est.batch_size_ == 20
 
-    X, y = regression
+    X, y = regression_data
     alpha = 50.0
     est = DPRidge(
         privacy=(1.0, DELTA), accountant="last_iterate", projection_radius=2.0,
@@ -283,16 +283,16 @@ def test_reported_epsilon_is_the_bound_at_the_public_constants(binary, regressio
     assert "eq. B.3, strongly convex" in est.privacy_report()
 
 
-def test_noise_does_not_depend_on_the_data_values(binary):
-    X, y = binary
+def test_noise_does_not_depend_on_the_data_values(binary_data):
+    X, y = binary_data
     a = last_iterate_logistic(privacy=(1.0, DELTA), max_iter=2).fit(X, y)
     b = last_iterate_logistic(privacy=(1.0, DELTA), max_iter=2).fit(X[::-1] * 5, 1 - y)
     assert a.noise_multiplier_ == b.noise_multiplier_
     assert a.privacy_spent_ == b.privacy_spent_
 
 
-def test_noise_stops_growing_with_epochs_past_the_burn_in(binary):
-    X, y = binary
+def test_noise_stops_growing_with_epochs_past_the_burn_in(binary_data):
+    X, y = binary_data
     noise = {}
     for epochs in (1, 10, 20, 40):
         est = last_iterate_logistic(privacy=(1.0, DELTA), max_iter=epochs).fit(X, y)
@@ -314,9 +314,9 @@ def test_noise_stops_growing_with_epochs_past_the_burn_in(binary):
     assert standard[40] > 1.6 * standard[10]
 
 
-def test_privacy_spent_at_a_fixed_noise_saturates_with_epochs(binary):
+def test_privacy_spent_at_a_fixed_noise_saturates_with_epochs(binary_data):
     # What a fixed noise buys as epochs grow: the estimator's run at its public constants.
-    n = binary[0].shape[0]
+    n = binary_data[0].shape[0]
 
     def epsilon(epochs, z=3.0):
         run = LastIterateRun(n_samples=n, batch_size=10, n_steps=epochs * 100,
@@ -331,10 +331,10 @@ def test_privacy_spent_at_a_fixed_noise_saturates_with_epochs(binary):
     assert eps[1].epsilon < eps[10].epsilon
 
 
-def test_before_the_burn_in_it_is_the_standard_replace_one_bound(binary):
+def test_before_the_burn_in_it_is_the_standard_replace_one_bound(binary_data):
     # A large ball (burn-in of 500 epochs): after one epoch the reported epsilon is exactly the
     # composition of the steps, each a sampled Gaussian with noise ratio z / 2 (replace-one).
-    X, y = binary
+    X, y = binary_data
     est = last_iterate_logistic(privacy=(1.0, DELTA), projection_radius=100.0,
                                 max_iter=1).fit(X, y)
     report = est.privacy_report()
@@ -350,8 +350,8 @@ def test_before_the_burn_in_it_is_the_standard_replace_one_bound(binary):
     assert "binding bound: the last-iterate bound" in est.privacy_report()
 
 
-def test_report_names_the_bound_the_relation_and_the_release(binary):
-    X, y = binary
+def test_report_names_the_bound_the_relation_and_the_release(binary_data):
+    X, y = binary_data
     est = last_iterate_logistic(privacy=(1.0, DELTA), max_iter=20).fit(X, y)
     report = est.privacy_report()
     for text in (
@@ -371,21 +371,21 @@ def test_report_names_the_bound_the_relation_and_the_release(binary):
 
 
 @pytest.mark.parametrize("privacy", [(1.0, DELTA), (float("inf"), 0)])
-def test_fitted_parameters_lie_in_the_ball(binary, regression, privacy):
-    X, y = binary
+def test_fitted_parameters_lie_in_the_ball(binary_data, regression_data, privacy):
+    X, y = binary_data
     clf = last_iterate_logistic(privacy=privacy, fit_intercept=True, max_row_norm=1.0,
                                 eta0=2.0, projection_radius=0.3, max_iter=3).fit(X, y)
     assert released_norm(clf) <= 0.3
     assert released_norm(clf) > 0.29  # the unconstrained model lies outside this ball
-    X, y = regression
+    X, y = regression_data
     reg = DPRidge(privacy=privacy, accountant="last_iterate", projection_radius=0.2,
                   max_row_norm=1.0, eta0=0.5, batch_size=10, max_iter=3, average=False,
                   random_state=0).fit(X, y)
     assert released_norm(reg) <= 0.2
 
 
-def test_rows_are_rescaled_to_max_row_norm(binary):
-    X, y = binary
+def test_rows_are_rescaled_to_max_row_norm(binary_data):
+    X, y = binary_data
     norms = np.linalg.norm(X, axis=1)
     bound = float(np.median(norms))
     scaled = rescale_rows(X, bound)
@@ -403,8 +403,8 @@ def test_rows_are_rescaled_to_max_row_norm(binary):
     assert not np.allclose(a.coef_, c.coef_)
 
 
-def test_reproducible_with_random_state(binary):
-    X, y = binary
+def test_reproducible_with_random_state(binary_data):
+    X, y = binary_data
     a = last_iterate_logistic(privacy=(1.0, DELTA), max_iter=2).fit(X, y)
     b = clone(a).fit(X, y)
     c = last_iterate_logistic(privacy=(1.0, DELTA), max_iter=2, random_state=1).fit(X, y)
@@ -412,8 +412,8 @@ def test_reproducible_with_random_state(binary):
     assert not np.array_equal(a.coef_, c.coef_)
 
 
-def test_last_iterate_model_is_useful(binary):
-    X, y = binary
+def test_last_iterate_model_is_useful(binary_data):
+    X, y = binary_data
     est = last_iterate_logistic(privacy=(1.0, DELTA), projection_radius=2.0, max_iter=10,
                                 fit_intercept=True, eta0=2.0, batch_size=100).fit(X, y)
     reference = LogisticRegression().fit(X, y).score(X, y)  # 0.722 on this hard problem
@@ -438,8 +438,8 @@ def test_multiclass_needs_clipping_to_be_inactive():
         last_iterate_logistic(max_grad_norm=2.001, **{**params, "eta0": 2.1}).fit(X, y)
 
 
-def test_projection_and_row_bound_also_work_with_the_standard_accountant(binary):
-    X, y = binary
+def test_projection_and_row_bound_also_work_with_the_standard_accountant(binary_data):
+    X, y = binary_data
     est = DPLogisticRegression(privacy=(1.0, DELTA), projection_radius=0.3, max_row_norm=1.0,
                                max_iter=2, random_state=0).fit(X, y)
     assert released_norm(est) <= 0.3
@@ -467,9 +467,9 @@ def test_projection_and_row_bound_also_work_with_the_standard_accountant(binary)
         ({"fit_intercept": True, "C": 1.0, "eta0": 6.0}, r"R = 1\.41"),
     ],
 )
-def test_unmet_conditions_are_refused_before_charging(binary, tmp_path, monkeypatch, change,
+def test_unmet_conditions_are_refused_before_charging(binary_data, tmp_path, monkeypatch, change,
                                                       message):
-    X, y = binary
+    X, y = binary_data
 
     def no_training(*args, **kwargs):
         raise AssertionError("training must not start")
@@ -484,17 +484,17 @@ def test_unmet_conditions_are_refused_before_charging(binary, tmp_path, monkeypa
     assert not hasattr(est, "coef_")
 
 
-def test_ridge_step_size_refusal_says_which_step_is_allowed(regression):
-    X, y = regression
+def test_ridge_step_size_refusal_says_which_step_is_allowed(regression_data):
+    X, y = regression_data
     est = DPRidge(privacy=(1.0, DELTA), accountant="last_iterate", projection_radius=1.0,
                   max_row_norm=2.0, eta0=0.5, average=False)  # 0.5 > 2 / (4 + 1 + 1/n)
     with pytest.raises(ValueError, match=r"M = 1 R\^2 \+ l2 = 5\.001 .*eta0 <= 0\.39992"):
         est.fit(X, y)
 
 
-def test_multi_output_ridge(regression):
+def test_multi_output_ridge(regression_data):
     # Clipping a vector residual to a ball is the gradient of a Huber function: allowed.
-    X, y = regression
+    X, y = regression_data
     Y = np.c_[y, -y]
     est = DPRidge(privacy=(1.0, DELTA), accountant="last_iterate", projection_radius=1.0,
                   max_row_norm=1.0, eta0=0.9, batch_size=20, max_iter=3, average=False,
@@ -504,8 +504,8 @@ def test_multi_output_ridge(regression):
     assert est.privacy_spent_[0] <= 1.0
 
 
-def test_mlps_do_not_offer_the_last_iterate_accountant(binary):
-    X, y = binary
+def test_mlps_do_not_offer_the_last_iterate_accountant(binary_data):
+    X, y = binary_data
     with pytest.raises(ValueError, match="accountant"):
         DPMLPClassifier(accountant="last_iterate", max_iter=1).fit(X, y)
 
@@ -513,8 +513,8 @@ def test_mlps_do_not_offer_the_last_iterate_accountant(binary):
 # --- the record and the ledger -----------------------------------------------------------------
 
 
-def test_dp_event_is_the_proven_rdp_curve(binary):
-    X, y = binary
+def test_dp_event_is_the_proven_rdp_curve(binary_data):
+    X, y = binary_data
     est = last_iterate_logistic(privacy=(1.0, DELTA), max_iter=20).fit(X, y)
     curve = est.dp_event_
     assert isinstance(curve, RdpCurve)
@@ -529,8 +529,8 @@ def test_dp_event_is_the_proven_rdp_curve(binary):
     assert np.any(np.asarray(curve.rdp) < 0.5 * standard)
 
 
-def test_replace_one_ledger_records_the_curve(binary, tmp_path):
-    X, y = binary
+def test_replace_one_ledger_records_the_curve(binary_data, tmp_path):
+    X, y = binary_data
     budget = PrivacyBudget(3.0, DELTA, path=tmp_path / "ledger.skdp",
                            neighboring_relation="replace_one")
     est = last_iterate_logistic(privacy=(1.0, DELTA), max_iter=20, budget=budget).fit(X, y)
@@ -545,8 +545,8 @@ def test_replace_one_ledger_records_the_curve(binary, tmp_path):
     assert est.privacy_spent_[0] < budget.spent()[0] < 2 * est.privacy_spent_[0]
 
 
-def test_add_or_remove_ledger_refuses_before_training(binary, tmp_path, monkeypatch):
-    X, y = binary
+def test_add_or_remove_ledger_refuses_before_training(binary_data, tmp_path, monkeypatch):
+    X, y = binary_data
 
     def no_training(*args, **kwargs):
         raise AssertionError("training must not start")
@@ -566,8 +566,8 @@ def test_add_or_remove_ledger_refuses_before_training(binary, tmp_path, monkeypa
     assert budget.history() == []
 
 
-def test_non_private_last_iterate_fit(binary):
-    X, y = binary
+def test_non_private_last_iterate_fit(binary_data):
+    X, y = binary_data
     est = last_iterate_logistic(privacy=(float("inf"), 0), max_iter=3).fit(X, y)
     assert est.noise_multiplier_ == 0.0
     assert est.privacy_spent_ == (math.inf, 0.0)

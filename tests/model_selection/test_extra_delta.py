@@ -38,14 +38,6 @@ EPSILON = 2.0
 SHARE = 0.1  # a pipeline's default share of its delta for partition selection
 
 
-@pytest.fixture(scope="module")
-def data():
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(1500, 5)) / 2
-    y = (X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=1500) > 0).astype(int)
-    return X, y
-
-
 _PLANNED_SPEND = _plan.quiet_planned_spend
 
 
@@ -90,10 +82,10 @@ def check_total(result, delta=DELTA, epsilon=EPSILON, additive=True):
     assert result.epsilon > 0.9 * epsilon  # the budget is used, not wasted
 
 
-def test_random_search_accounts_the_extra_deltas_additively(data, monkeypatch):
+def test_random_search_accounts_the_extra_deltas_additively(binary_data, monkeypatch):
     wrap_planned_spends(monkeypatch)
     trials = TrialDistribution.make("geometric", 4.0)
-    result = plan(data, {"eta0": [0.5, 2.0], "C": [0.1, 1.0]}, trials)
+    result = plan(binary_data, {"eta0": [0.5, 2.0], "C": [0.1, 1.0]}, trials)
     # t = E[K] p + p_refit = 5 * SHARE * trial_delta, brought down to ATOM_SHARE * delta.
     assert result.trial_delta == pytest.approx(ATOM_SHARE * DELTA / (5 * SHARE), rel=1e-9)
     assert result.extra_delta == pytest.approx(5 * SHARE * result.trial_delta, rel=1e-9)
@@ -103,7 +95,7 @@ def test_random_search_accounts_the_extra_deltas_additively(data, monkeypatch):
     for spend in result.planned_fit.values():
         assert spend.extra_delta == SHARE * result.trial_delta
     assert set(result.planned_refit) == set(result.planned_fit)
-    X, y = data
+    X, y = binary_data
     repeat, refit_event = result.spend.spend.events
     assert isinstance(repeat, dp_accounting.dp_event.RepeatAndSelectDpEvent)
     fit, score = repeat.event.events
@@ -113,9 +105,9 @@ def test_random_search_accounts_the_extra_deltas_additively(data, monkeypatch):
     assert refit_event == planned_spend(trial, X, y).spend
 
 
-def test_a_ledger_charged_the_search_reports_its_epsilon(data, monkeypatch, tmp_path):
+def test_a_ledger_charged_the_search_reports_its_epsilon(binary_data, monkeypatch, tmp_path):
     wrap_planned_spends(monkeypatch)
-    result = plan(data, {"eta0": [0.5, 2.0]}, TrialDistribution.make("logarithmic", 3.0))
+    result = plan(binary_data, {"eta0": [0.5, 2.0]}, TrialDistribution.make("logarithmic", 3.0))
     check_total(result)
     budget = PrivacyBudget(EPSILON, DELTA, path=tmp_path / "ledger.skdp")
     record = budget.charge(result.spend, estimator="DPRandomizedSearchCV")
@@ -126,9 +118,9 @@ def test_a_ledger_charged_the_search_reports_its_epsilon(data, monkeypatch, tmp_
     assert budget.history()[0].event == result.spend
 
 
-def test_exhaustive_search_composes_every_candidate_as_atoms(data, monkeypatch):
+def test_exhaustive_search_composes_every_candidate_as_atoms(binary_data, monkeypatch):
     wrap_planned_spends(monkeypatch)
-    result = plan(data, {"eta0": [0.5, 1.0, 2.0]}, None)
+    result = plan(binary_data, {"eta0": [0.5, 1.0, 2.0]}, None)
     # Every trial runs: 3 candidates + the refit, each an atom SHARE * trial_delta.
     p = SHARE * result.trial_delta
     assert result.extra_delta == pytest.approx(1 - (1 - p) ** 4, rel=1e-9)
@@ -138,35 +130,37 @@ def test_exhaustive_search_composes_every_candidate_as_atoms(data, monkeypatch):
     assert len(parts) == 2  # the composed trials (one group of 3), then the refit
 
 
-def test_poisson_without_refit(data, monkeypatch):
+def test_poisson_without_refit(binary_data, monkeypatch):
     wrap_planned_spends(monkeypatch)
-    result = plan(data, {"C": [0.1, 1.0]}, TrialDistribution.make("poisson", 5.0), refit=False)
+    result = plan(
+        binary_data, {"C": [0.1, 1.0]}, TrialDistribution.make("poisson", 5.0), refit=False
+    )
     assert result.planned_refit == {}
     assert result.extra_delta == pytest.approx(5 * SHARE * result.trial_delta, rel=1e-9)
     check_total(result)
 
 
-def test_extra_deltas_that_do_not_scale_are_paid_as_they_are(data, monkeypatch):
+def test_extra_deltas_that_do_not_scale_are_paid_as_they_are(binary_data, monkeypatch):
     # A fixed extra delta: lowering the trials' delta does not help, so it is left alone.
     wrap_planned_spends(monkeypatch, fixed=1e-6)
     trials = TrialDistribution.make("geometric", 4.0)
-    result = plan(data, {"eta0": [0.5, 2.0]}, trials)
+    result = plan(binary_data, {"eta0": [0.5, 2.0]}, trials)
     assert result.trial_delta == DELTA
     assert result.extra_delta == pytest.approx(5e-6, rel=1e-9)
     check_total(result)
     # ... and when they reach delta, the search is refused before anything is calibrated.
     wrap_planned_spends(monkeypatch, fixed=2e-6)
     with pytest.raises(SearchTooExpensive, match="extra deltas"):
-        plan(data, {"eta0": [0.5, 2.0]}, trials)
+        plan(binary_data, {"eta0": [0.5, 2.0]}, trials)
 
 
-def test_zero_extra_deltas_plan_exactly_as_plain_spends(data, monkeypatch):
+def test_zero_extra_deltas_plan_exactly_as_plain_spends(binary_data, monkeypatch):
     trials = TrialDistribution.make("geometric", 4.0)
-    plain = plan(data, {"eta0": [0.5, 2.0]}, trials)
+    plain = plan(binary_data, {"eta0": [0.5, 2.0]}, trials)
     assert plain.trial_delta == DELTA and plain.extra_delta == 0.0
     assert not isinstance(plain.spend, WithExtraDelta)
     wrap_planned_spends(monkeypatch, fixed=0.0)
-    wrapped = plan(data, {"eta0": [0.5, 2.0]}, trials)
+    wrapped = plan(binary_data, {"eta0": [0.5, 2.0]}, trials)
     assert wrapped.spend == plain.spend
     assert (wrapped.trial_epsilon, wrapped.epsilon, wrapped.trial_delta) == (
         plain.trial_epsilon, plain.epsilon, plain.trial_delta)

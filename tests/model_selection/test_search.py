@@ -27,14 +27,6 @@ from skdp.model_selection._scoring import gaussian_noise_for
 DELTA = 1e-5
 
 
-@pytest.fixture(scope="module")
-def data():
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(1500, 5)) / 2
-    y = (X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=1500) > 0).astype(int)
-    return X, y
-
-
 def small_lr(**kw):
     return DPLogisticRegression(max_iter=2, **kw)
 
@@ -45,8 +37,8 @@ def rdp_curve(event):
     return np.asarray(acc.rdp)
 
 
-def test_total_spend_is_the_re_accounted_event(data):
-    X, y = data
+def test_total_spend_is_the_re_accounted_event(binary_data):
+    X, y = binary_data
     search = DPRandomizedSearchCV(
         small_lr(), {"eta0": [0.5, 2.0], "C": [0.1, 1.0]}, privacy=(1.5, DELTA), n_iter=4,
         random_state=0,
@@ -73,8 +65,8 @@ def test_total_spend_is_the_re_accounted_event(data):
     assert fit == planned_spend(trial, X[:n_train], y[:n_train]).spend
 
 
-def test_differing_plans_are_bounded_by_every_candidate(data):
-    X, y = data
+def test_differing_plans_are_bounded_by_every_candidate(binary_data):
+    X, y = binary_data
     space = {"batch_size": [32, 256], "max_iter": [1]}
     search = DPRandomizedSearchCV(
         DPLogisticRegression(), space, privacy=(2.0, DELTA), n_iter=3,
@@ -108,8 +100,8 @@ def test_differing_plans_are_bounded_by_every_candidate(data):
             assert np.all(rdp_curve(alone) <= curve * (1 + 1e-12) + 1e-12)
 
 
-def test_exhaustive_grid_is_charged_the_full_composition(data):
-    X, y = data
+def test_exhaustive_grid_is_charged_the_full_composition(binary_data):
+    X, y = binary_data
     grid = {"eta0": [0.5, 1.0, 2.0]}
     search = DPGridSearchCV(
         small_lr(), grid, exhaustive=True, privacy=(2.0, DELTA), random_state=0
@@ -160,8 +152,8 @@ def test_report_states_each_trials_own_delta():
     assert f"calibrated to ({trial_epsilon:.4g}, {trial_delta:.3g})" in search.privacy_report()
 
 
-def test_nothing_per_trial_is_exposed(data):
-    X, y = data
+def test_nothing_per_trial_is_exposed(binary_data):
+    X, y = binary_data
     search = DPRandomizedSearchCV(
         small_lr(), {"eta0": [0.5, 2.0]}, privacy=(1.0, DELTA), n_iter=5, random_state=3
     )
@@ -191,13 +183,13 @@ KW = dict(privacy=(1.0, DELTA), n_iter=3, random_state=7)
 
 
 @pytest.fixture(scope="module")
-def sequential(data):
-    return DPRandomizedSearchCV(small_lr(), SPACE, **KW).fit(*data)
+def sequential(binary_data):
+    return DPRandomizedSearchCV(small_lr(), SPACE, **KW).fit(*binary_data)
 
 
 @pytest.mark.parametrize("refit", [False, True])
-def test_poisson_may_run_no_trial(data, monkeypatch, refit):
-    X, y = data
+def test_poisson_may_run_no_trial(binary_data, monkeypatch, refit):
+    X, y = binary_data
     # K = 0 has probability exp(-n_iter) under Poisson; force it.
     monkeypatch.setattr(TrialDistribution, "sample", lambda self, rng: 0)
     search = DPRandomizedSearchCV(
@@ -216,8 +208,8 @@ def test_poisson_may_run_no_trial(data, monkeypatch, refit):
             search.predict(X)
 
 
-def test_reproducible_and_threads_agree(data, tmp_path, sequential):
-    X, y = data
+def test_reproducible_and_threads_agree(binary_data, tmp_path, sequential):
+    X, y = binary_data
     _same_search(sequential, DPRandomizedSearchCV(small_lr(), SPACE, **KW).fit(X, y))
     budget = PrivacyBudget(5.0, DELTA, tmp_path / "ledger.db")
     with joblib.parallel_config(backend="threading", n_jobs=2), budget:
@@ -229,22 +221,23 @@ def test_reproducible_and_threads_agree(data, tmp_path, sequential):
 
 
 @pytest.mark.slow
-def test_loky_processes_agree(data, sequential):
-    _same_search(sequential, DPRandomizedSearchCV(small_lr(), SPACE, n_jobs=2, **KW).fit(*data))
+def test_loky_processes_agree(binary_data, sequential):
+    parallel = DPRandomizedSearchCV(small_lr(), SPACE, n_jobs=2, **KW).fit(*binary_data)
+    _same_search(sequential, parallel)
 
 
 @pytest.mark.slow
-def test_dask_cluster_agrees(data, sequential):
+def test_dask_cluster_agrees(binary_data, sequential):
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster, \
             distributed.Client(cluster), joblib.parallel_config(backend="dask"):
-        searched = DPRandomizedSearchCV(small_lr(), SPACE, **KW).fit(*data)
+        searched = DPRandomizedSearchCV(small_lr(), SPACE, **KW).fit(*binary_data)
     _same_search(sequential, searched)
 
 
-def test_ledger_gets_exactly_one_spend(data, tmp_path):
-    X, y = data
+def test_ledger_gets_exactly_one_spend(binary_data, tmp_path):
+    X, y = binary_data
     budget = PrivacyBudget(5.0, DELTA, tmp_path / "ledger.db")
     # The estimator's own budget and an enclosing block must not make trials charge.
     search = DPRandomizedSearchCV(
@@ -265,8 +258,8 @@ def test_ledger_gets_exactly_one_spend(data, tmp_path):
     assert len(budget.history()) == 2
 
 
-def test_refused_searches_charge_nothing(data, tmp_path):
-    X, y = data
+def test_refused_searches_charge_nothing(binary_data, tmp_path):
+    X, y = binary_data
     budget = PrivacyBudget(1.0, DELTA, tmp_path / "ledger.db")
     search = DPRandomizedSearchCV(
         small_lr(), {"eta0": [0.5, 2.0]}, privacy=(2.0, DELTA), n_iter=3, budget=budget,
@@ -284,14 +277,14 @@ def test_refused_searches_charge_nothing(data, tmp_path):
 
 
 @pytest.mark.parametrize("private_pipeline", [False, True])
-def test_refused_input_charges_nothing_and_keeps_its_own_message(data, tmp_path,
+def test_refused_input_charges_nothing_and_keeps_its_own_message(binary_data, tmp_path,
                                                                  private_pipeline):
     # Missing values used to read as "privacy ... too small for this search", and a private
     # pipeline's model met them only after the budget was charged.
     from skdp.pipeline import make_private_pipeline
     from skdp.preprocessing import DPStandardScaler
 
-    X, y = data
+    X, y = binary_data
     X = X.copy()
     X[0, 0] = np.nan
     estimator, grid = small_lr(), {"eta0": [0.5, 2.0]}
@@ -309,8 +302,8 @@ def test_refused_input_charges_nothing_and_keeps_its_own_message(data, tmp_path,
                        privacy=(1.0, DELTA)).fit(np.nan_to_num(X), X[:, 1])
 
 
-def test_pipeline_with_public_steps(data):
-    X, y = data
+def test_pipeline_with_public_steps(binary_data):
+    X, y = binary_data
     pipe = Pipeline([("scale", FunctionTransformer(lambda Z: Z / 2)), ("norm", Normalizer()),
                      ("clf", small_lr())])
     search = DPRandomizedSearchCV(
@@ -325,8 +318,8 @@ def test_pipeline_with_public_steps(data):
         DPRandomizedSearchCV(learned, {"clf__eta0": [1.0, 2.0]}).fit(X, y)
 
 
-def test_regressor_search(data):
-    X, _ = data
+def test_regressor_search(binary_data):
+    X, _ = binary_data
     y = X @ np.array([0.5, -0.3, 0.2, 0.0, 0.1])
     search = DPGridSearchCV(
         DPRidge(max_iter=2), {"eta0": [0.1, 0.5]}, privacy=(1.0, DELTA), n_iter=3,
@@ -352,8 +345,8 @@ def test_regressor_search(data):
          "delta"),
     ],
 )
-def test_bad_input_is_refused_clearly(data, make, match):
-    X, y = data
+def test_bad_input_is_refused_clearly(binary_data, make, match):
+    X, y = binary_data
     with pytest.raises(ValueError, match=match):
         make().fit(X, y)
 
@@ -363,8 +356,8 @@ class _Uniform:
         return 1.0
 
 
-def test_plain_gridsearchcv_with_a_ledger_still_charges_every_fit(data, tmp_path):
-    X, y = data
+def test_plain_gridsearchcv_with_a_ledger_still_charges_every_fit(binary_data, tmp_path):
+    X, y = binary_data
     budget = PrivacyBudget(50.0, DELTA, tmp_path / "ledger.db")
     GridSearchCV(small_lr(privacy=(0.5, DELTA), budget=budget), {"eta0": [0.5, 2.0]},
                  cv=2).fit(X, y)
@@ -408,12 +401,12 @@ def test_which_preprocessing_counts_as_data_independent():
         search_target(make_pipeline(DPStandardScaler(), small_lr()))
 
 
-def test_saturated_regression_scores_warn(data):
+def test_saturated_regression_scores_warn(binary_data):
     # Prices in dollars against score_clip=4: every residual is clipped, the scores cannot
     # separate the candidates, and the search says so (from its released scores only).
     import warnings
 
-    X, _ = data
+    X, _ = binary_data
     y = X @ np.array([0.5, -0.3, 0.2, 0.0, 0.1])
 
     def warnings_of(target, clip):

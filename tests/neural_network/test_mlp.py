@@ -23,7 +23,7 @@ CPU = torch.device("cpu")
 
 
 @pytest.fixture(scope="module")
-def multiclass():
+def multiclass_data():
     X, y = make_classification(
         n_samples=3000, n_features=10, n_informative=6, n_classes=3, random_state=0
     )
@@ -31,7 +31,7 @@ def multiclass():
 
 
 @pytest.fixture(scope="module")
-def regression():
+def regression_data():
     X, y = make_regression(n_samples=3000, n_features=5, noise=2.0, random_state=0)
     return X, np.tanh(y / np.abs(y).max() * 3)  # a bounded, non-linear target
 
@@ -71,8 +71,8 @@ def plain_torch_training(X, y, *, hidden, lr, batch_size, epochs, alpha, seed):
     return [m.weight.detach().numpy().T for m in net if isinstance(m, torch.nn.Linear)]
 
 
-def test_non_private_fit_equals_plain_torch_training(multiclass):
-    X, y = multiclass
+def test_non_private_fit_equals_plain_torch_training(multiclass_data):
+    X, y = multiclass_data
     settings = dict(hidden=(16, 8), lr=0.3, batch_size=100, epochs=2, alpha=1e-2, seed=3)
     reference = plain_torch_training(X, y, **settings)
     clf = DPMLPClassifier(
@@ -91,8 +91,8 @@ def test_non_private_fit_equals_plain_torch_training(multiclass):
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_non_private_fit_is_as_accurate_as_scikit_learn_sgd(multiclass):
-    X, y = multiclass
+def test_non_private_fit_is_as_accurate_as_scikit_learn_sgd(multiclass_data):
+    X, y = multiclass_data
     Xtr, Xte, ytr, yte = X[:2000], X[2000:], y[:2000], y[2000:]
     common = dict(hidden_layer_sizes=(32,), learning_rate_init=0.1, batch_size=50, max_iter=30)
     ours = DPMLPClassifier(privacy=INF, average=False, random_state=0, **common).fit(Xtr, ytr)
@@ -170,8 +170,8 @@ def test_regressor_auto_scale_handles_raw_units_inside_the_guarantee():
 
 
 @pytest.mark.parametrize("accountant", ["pld", "rdp"])
-def test_private_fit_accounting(multiclass, accountant):
-    X, y = multiclass
+def test_private_fit_accounting(multiclass_data, accountant):
+    X, y = multiclass_data
     clf = DPMLPClassifier(
         privacy=(1.0, 1e-5), hidden_layer_sizes=(16,), max_iter=3, accountant=accountant,
         random_state=0,
@@ -189,21 +189,21 @@ def test_private_fit_accounting(multiclass, accountant):
     assert "ghost clipping" in clf.privacy_report()
 
 
-def test_private_classifier_is_useful(multiclass):
-    X, y = multiclass
+def test_private_classifier_is_useful(multiclass_data):
+    X, y = multiclass_data
     Xtr, Xte, ytr, yte = X[:2500], X[2500:], y[:2500], y[2500:]
     clf = DPMLPClassifier(privacy=(2.0, 1e-5), hidden_layer_sizes=(32,), random_state=0)
     assert clf.fit(Xtr, ytr).score(Xte, yte) > 0.6  # chance is 1/3
 
 
-def test_private_regressor_is_useful(regression):
-    X, y = regression
+def test_private_regressor_is_useful(regression_data):
+    X, y = regression_data
     reg = DPMLPRegressor(privacy=(2.0, 1e-5), hidden_layer_sizes=(32,), random_state=0)
     assert reg.fit(X[:2500], y[:2500]).score(X[2500:], y[2500:]) > 0.6
 
 
-def test_fitted_attributes_follow_scikit_learn(multiclass, regression):
-    X, y = multiclass
+def test_fitted_attributes_follow_scikit_learn(multiclass_data, regression_data):
+    X, y = multiclass_data
     clf = DPMLPClassifier(hidden_layer_sizes=(8, 4), max_iter=1, random_state=0).fit(X, y)
     assert [W.shape for W in clf.coefs_] == [(10, 8), (8, 4), (4, 3)]
     assert [b.shape for b in clf.intercepts_] == [(8,), (4,), (3,)]
@@ -222,15 +222,15 @@ def test_fitted_attributes_follow_scikit_learn(multiclass, regression):
         np.exp(binary.predict_log_proba(X[:3])), binary.predict_proba(X[:3]), rtol=1e-10
     )
 
-    Xr, yr = regression
+    Xr, yr = regression_data
     reg = DPMLPRegressor(hidden_layer_sizes=(), max_iter=1, random_state=0).fit(Xr, yr)
     assert reg.n_layers_ == 2 and reg.predict(Xr[:4]).shape == (4,)  # no hidden layer: linear
     multi = DPMLPRegressor(max_iter=1, random_state=0).fit(Xr, np.column_stack([yr, -yr]))
     assert multi.predict(Xr[:4]).shape == (4, 2) and multi.out_activation_ == "identity"
 
 
-def test_activation_is_fixed_at_fit_time(multiclass):
-    X, y = multiclass
+def test_activation_is_fixed_at_fit_time(multiclass_data):
+    X, y = multiclass_data
     clf = DPMLPClassifier(activation="tanh", max_iter=1, random_state=0).fit(X, y)
     before = clf.predict_proba(X[:20])
     clf.set_params(activation="relu")
@@ -238,8 +238,8 @@ def test_activation_is_fixed_at_fit_time(multiclass):
 
 
 @pytest.mark.parametrize("activation", ["relu", "tanh", "logistic", "identity"])
-def test_every_activation_trains(multiclass, activation):
-    X, y = multiclass
+def test_every_activation_trains(multiclass_data, activation):
+    X, y = multiclass_data
     clf = DPMLPClassifier(
         privacy=INF, activation=activation, learning_rate_init=0.5, max_iter=5, random_state=0
     )
@@ -250,21 +250,21 @@ def test_every_activation_trains(multiclass, activation):
     ("hidden", "match"),
     [((0,), "positive integer"), ((4, -1), "positive integer"), (("a",), "positive integer")],
 )
-def test_bad_hidden_layer_sizes_are_refused(multiclass, hidden, match):
-    X, y = multiclass
+def test_bad_hidden_layer_sizes_are_refused(multiclass_data, hidden, match):
+    X, y = multiclass_data
     with pytest.raises(ValueError, match=match):
         DPMLPClassifier(hidden_layer_sizes=hidden, max_iter=1).fit(X, y)
 
 
-def test_multilabel_targets_are_refused_clearly(multiclass):
-    X, y = multiclass
+def test_multilabel_targets_are_refused_clearly(multiclass_data):
+    X, y = multiclass_data
     Y = np.column_stack([y == 0, y == 1]).astype(int)
     with pytest.raises(ValueError, match="1d array"):
         DPMLPClassifier(max_iter=1).fit(X, Y)
 
 
-def test_random_state_reproduces_and_none_does_not(multiclass):
-    X, y = multiclass
+def test_random_state_reproduces_and_none_does_not(multiclass_data):
+    X, y = multiclass_data
     first = DPMLPClassifier(max_iter=1, random_state=5).fit(X, y).coefs_[0]
     again = DPMLPClassifier(max_iter=1, random_state=5).fit(X, y).coefs_[0]
     np.testing.assert_array_equal(first, again)

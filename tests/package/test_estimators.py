@@ -34,13 +34,13 @@ def test_sklearn_compatible(estimator, check):
 
 
 @pytest.fixture(scope="module")
-def binary():
+def binary_data():
     X, y = make_classification(n_samples=3000, n_features=8, n_informative=5, random_state=0)
     return X, y
 
 
 @pytest.fixture(scope="module")
-def regression():
+def regression_data():
     X, y, coef = make_regression(
         n_samples=3000, n_features=6, n_informative=6, noise=5.0, coef=True, random_state=0
     )
@@ -66,23 +66,23 @@ def regression():
         (None, "privacy must be a pair"),
     ],
 )
-def test_invalid_privacy_is_refused(Estimator, privacy, match, binary):
-    X, y = binary
+def test_invalid_privacy_is_refused(Estimator, privacy, match, binary_data):
+    X, y = binary_data
     with pytest.raises(ValueError, match=match):
         Estimator(privacy=privacy).fit(X, y)
 
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
-def test_delta_not_below_one_over_n_warns(Estimator, binary):
-    X, y = binary
+def test_delta_not_below_one_over_n_warns(Estimator, binary_data):
+    X, y = binary_data
     with pytest.warns(PrivacyWarning, match="1/n_samples"):
         Estimator(privacy=(1.0, 1e-3), max_iter=1, random_state=0).fit(X, y)
 
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
 @pytest.mark.parametrize("name", ["noisy_sgd", "adp_sgd", "adaclip", "diff2"])
-def test_every_optimizer_fits_every_estimator(Estimator, name, binary):
-    X, y = binary
+def test_every_optimizer_fits_every_estimator(Estimator, name, binary_data):
+    X, y = binary_data
     est = Estimator(optimizer=name, max_iter=3, random_state=0).fit(X, y)
     assert np.isfinite(est.predict(X).astype(float)).all()
     assert est.privacy_spent_[0] <= 1.0
@@ -90,8 +90,8 @@ def test_every_optimizer_fits_every_estimator(Estimator, name, binary):
 
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
-def test_unknown_optimizer_params_are_refused_with_the_accepted_names(Estimator, binary):
-    X, y = binary
+def test_unknown_optimizer_params_are_refused_with_the_accepted_names(Estimator, binary_data):
+    X, y = binary_data
     with pytest.raises(ValueError, match="accepts .*gamma"):
         Estimator(optimizer="adaclip", optimizer_params={"gama": 0.5}).fit(X, y)
     with pytest.raises(ValueError, match="takes no optimizer_params"):
@@ -101,8 +101,8 @@ def test_unknown_optimizer_params_are_refused_with_the_accepted_names(Estimator,
 
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
-def test_unknown_optimizer_is_a_parameter_error(Estimator, binary):
-    X, y = binary
+def test_unknown_optimizer_is_a_parameter_error(Estimator, binary_data):
+    X, y = binary_data
     with pytest.raises(ValueError, match="optimizer"):
         Estimator(optimizer="adam").fit(X, y)
 
@@ -110,8 +110,8 @@ def test_unknown_optimizer_is_a_parameter_error(Estimator, binary):
 # --- the guarantee of a fit -----------------------------------------------------------------------
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
 @pytest.mark.parametrize("accountant", ["pld", "rdp"])
-def test_privacy_spent_never_above_request(Estimator, accountant, binary):
-    X, y = binary
+def test_privacy_spent_never_above_request(Estimator, accountant, binary_data):
+    X, y = binary_data
     est = Estimator(privacy=(0.7, 1e-6), accountant=accountant, random_state=0).fit(X, y)
     eps, delta = est.privacy_spent_
     assert eps <= 0.7
@@ -129,8 +129,8 @@ def test_privacy_spent_never_above_request(Estimator, accountant, binary):
         assert fragment in report
 
 
-def test_non_private_fit_has_no_guarantee(binary):
-    X, y = binary
+def test_non_private_fit_has_no_guarantee(binary_data):
+    X, y = binary_data
     est = DPLogisticRegression(privacy=INF, random_state=0).fit(X, y)
     assert est.noise_multiplier_ == 0.0
     assert est.privacy_spent_ == (float("inf"), 0.0)
@@ -145,22 +145,22 @@ def test_privacy_report_requires_fit():
 
 
 # --- accuracy -------------------------------------------------------------------------------------
-def test_non_private_logistic_matches_sklearn(binary):
-    X, y = binary
+def test_non_private_logistic_matches_sklearn(binary_data):
+    X, y = binary_data
     ours = DPLogisticRegression(privacy=INF, random_state=0).fit(X, y).score(X, y)
     ref = LogisticRegression().fit(X, y).score(X, y)
     assert ours >= ref - 0.01
 
 
-def test_non_private_ridge_matches_sklearn(regression):
-    X, y = regression
+def test_non_private_ridge_matches_sklearn(regression_data):
+    X, y = regression_data
     ours = DPRidge(privacy=INF, random_state=0).fit(X, y).score(X, y)
     ref = Ridge(alpha=1.0).fit(X, y).score(X, y)
     assert ours >= ref - 0.01
 
 
-def test_private_logistic_is_useful(binary):
-    X, y = binary
+def test_private_logistic_is_useful(binary_data):
+    X, y = binary_data
     ours = DPLogisticRegression(privacy=(2.0, 1e-5), random_state=0).fit(X, y).score(X, y)
     ref = LogisticRegression().fit(X, y).score(X, y)
     assert ours >= ref - 0.05
@@ -186,8 +186,8 @@ def test_multiclass_softmax():
     assert est.score(X, labels) >= ref - 0.08
 
 
-def test_binary_string_labels_and_shapes(binary):
-    X, y = binary
+def test_binary_string_labels_and_shapes(binary_data):
+    X, y = binary_data
     labels = np.where(y == 1, "yes", "no")
     est = DPLogisticRegression(privacy=(1.0, 1e-5), random_state=0).fit(X, labels)
     assert est.classes_.tolist() == ["no", "yes"]
@@ -197,8 +197,8 @@ def test_binary_string_labels_and_shapes(binary):
     np.testing.assert_array_equal(positive, est.decision_function(X) > 0)
 
 
-def test_multioutput_ridge(regression):
-    X, y = regression
+def test_multioutput_ridge(regression_data):
+    X, y = regression_data
     Y = np.column_stack([y, -y])
     est = DPRidge(privacy=(2.0, 1e-5), random_state=0).fit(X, Y)
     assert est.coef_.shape == (2, 6) and est.intercept_.shape == (2,)
@@ -207,8 +207,8 @@ def test_multioutput_ridge(regression):
 
 
 # --- public classes -------------------------------------------------------------------------------
-def test_public_classes_parameter(binary):
-    X, y = binary
+def test_public_classes_parameter(binary_data):
+    X, y = binary_data
     est = DPLogisticRegression(classes=[0, 1, 2], privacy=(1.0, 1e-5), random_state=0)
     est.fit(X, y)  # class 2 never appears: it is still a public, learnable class
     assert est.classes_.tolist() == [0, 1, 2]
@@ -216,14 +216,14 @@ def test_public_classes_parameter(binary):
     assert "given by the user" in est.privacy_report()
 
 
-def test_labels_outside_public_classes_are_refused(binary):
-    X, y = binary
+def test_labels_outside_public_classes_are_refused(binary_data):
+    X, y = binary_data
     with pytest.raises(ValueError, match="not in the public classes"):
         DPLogisticRegression(classes=[0]).fit(X, y + 5)
 
 
-def test_single_class_is_refused(binary):
-    X, _ = binary
+def test_single_class_is_refused(binary_data):
+    X, _ = binary_data
     with pytest.raises(ValueError, match="at least 2 classes"):
         DPLogisticRegression().fit(X, np.zeros(len(X)))
 
@@ -231,8 +231,8 @@ def test_single_class_is_refused(binary):
 # --- bad input ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
-def test_non_finite_input_is_refused(Estimator, bad, binary):
-    X, y = binary
+def test_non_finite_input_is_refused(Estimator, bad, binary_data):
+    X, y = binary_data
     X = X.copy()
     X[3, 2] = bad
     with pytest.raises(ValueError, match="NaN|infinity"):
@@ -240,9 +240,9 @@ def test_non_finite_input_is_refused(Estimator, bad, binary):
 
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
-def test_sparse_input_fits_like_dense(Estimator, binary):
+def test_sparse_input_fits_like_dense(Estimator, binary_data):
     # Sparse input is supported (tests/test_sparse_input.py has the details).
-    X, y = binary
+    X, y = binary_data
     dense = Estimator(random_state=0, max_iter=1).fit(X, y)
     sparse = Estimator(random_state=0, max_iter=1).fit(sp.csr_matrix(X), y)
     np.testing.assert_allclose(
@@ -251,8 +251,8 @@ def test_sparse_input_fits_like_dense(Estimator, binary):
 
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
-def test_empty_and_misshaped_input(Estimator, binary):
-    X, y = binary
+def test_empty_and_misshaped_input(Estimator, binary_data):
+    X, y = binary_data
     with pytest.raises(ValueError):
         Estimator().fit(X[:0], y[:0])
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
@@ -264,33 +264,33 @@ def test_empty_and_misshaped_input(Estimator, binary):
         est.predict(X[:, :3])
 
 
-def test_cuda_without_gpu_is_refused(binary):
+def test_cuda_without_gpu_is_refused(binary_data):
     if torch.cuda.is_available():
         pytest.skip("a GPU is present")
-    X, y = binary
+    X, y = binary_data
     with pytest.raises(ValueError, match="no CUDA device"):
         DPLogisticRegression(device="cuda").fit(X, y)
     with pytest.raises(ValueError, match="device must be"):
         DPLogisticRegression(device="tpu:0").fit(X, y)
 
 
-def test_huge_feature_scale_stays_finite(binary):
-    X, y = binary
+def test_huge_feature_scale_stays_finite(binary_data):
+    X, y = binary_data
     est = DPLogisticRegression(privacy=(1.0, 1e-5), random_state=0).fit(X * 1e6, y)
     assert np.all(np.isfinite(est.coef_)) and np.all(np.isfinite(est.intercept_))
 
 
-def test_float32_and_float64_agree(binary):
-    X, y = binary
+def test_float32_and_float64_agree(binary_data):
+    X, y = binary_data
     a = DPLogisticRegression(random_state=0).fit(X.astype(np.float64), y)
     b = DPLogisticRegression(random_state=0).fit(X.astype(np.float32), y)
     np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-4, atol=1e-5)
 
 
 # --- scikit-learn workflows -----------------------------------------------------------------------
-def test_pandas_input_records_feature_names(binary):
+def test_pandas_input_records_feature_names(binary_data):
     pd = pytest.importorskip("pandas")
-    X, y = binary
+    X, y = binary_data
     frame = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
     est = DPLogisticRegression(random_state=0).fit(frame, pd.Series(y))
     assert est.feature_names_in_.tolist() == list(frame.columns)
@@ -299,8 +299,8 @@ def test_pandas_input_records_feature_names(binary):
     np.testing.assert_array_equal(est.predict(frame), from_numpy)
 
 
-def test_clone_pickle_pipeline_and_search(binary):
-    X, y = binary
+def test_clone_pickle_pipeline_and_search(binary_data):
+    X, y = binary_data
     est = DPLogisticRegression(privacy=(1.0, 1e-5), random_state=0)
     cloned = clone(est)
     assert cloned.get_params() == est.get_params()
@@ -316,26 +316,26 @@ def test_clone_pickle_pipeline_and_search(binary):
     assert search.best_params_["max_grad_norm"] in (0.5, 1.0)
 
 
-def test_fitted_attributes_are_numpy_on_cpu(binary):
+def test_fitted_attributes_are_numpy_on_cpu(binary_data):
     # Whatever device trained it ('auto': CUDA where there is one), the fitted attributes are
     # host numpy values.
-    X, y = binary
+    X, y = binary_data
     est = DPRidge(random_state=0).fit(X, y.astype(float))
     assert isinstance(est.coef_, np.ndarray) and isinstance(est.intercept_, float)
     assert est.device_ == ("cuda" if torch.cuda.is_available() else "cpu")
     assert est.n_steps_ == est.n_iter_ * round(len(X) / est.batch_size_)
 
 
-def test_verbose_reports_only_released_values(binary, capsys):
-    X, y = binary
+def test_verbose_reports_only_released_values(binary_data, capsys):
+    X, y = binary_data
     DPLogisticRegression(max_iter=2, verbose=1, random_state=0).fit(X, y)
     out = capsys.readouterr().out
     assert out.count("epoch") == 2
     assert "released noisy gradient" in out
 
 
-def test_average_parameter(binary):
-    X, y = binary
+def test_average_parameter(binary_data):
+    X, y = binary_data
     # (not a dict: True and 1.0 are the same key)
     default, tenth, last, everything = (
         DPLogisticRegression(average=avg, random_state=0, max_iter=4).fit(X, y).coef_
@@ -348,8 +348,8 @@ def test_average_parameter(binary):
         DPLogisticRegression(average=1.5).fit(X, y)
 
 
-def test_privacy_report_is_fixed_at_fit_time(binary):
-    X, y = binary
+def test_privacy_report_is_fixed_at_fit_time(binary_data):
+    X, y = binary_data
     est = DPLogisticRegression(max_grad_norm=0.5, random_state=0).fit(X, y)
     report = est.privacy_report()
     assert "clipped to L2 norm 0.5" in report
@@ -357,8 +357,8 @@ def test_privacy_report_is_fixed_at_fit_time(binary):
     assert est.privacy_report() == report
 
 
-def test_device_accepts_torch_device_objects(binary):
-    X, y = binary
+def test_device_accepts_torch_device_objects(binary_data):
+    X, y = binary_data
     a = DPLogisticRegression(device=torch.device("cpu"), random_state=0, max_iter=2).fit(X, y)
     b = DPLogisticRegression(device="cpu", random_state=0, max_iter=2).fit(X, y)
     np.testing.assert_array_equal(a.coef_, b.coef_)

@@ -27,7 +27,7 @@ SMALL = {
 
 
 @pytest.fixture
-def data():
+def binary_data():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3)) / 2
     return X, (X[:, 0] > 0).astype(int)
@@ -55,8 +55,8 @@ def _assert_nan_advice(error: Exception, estimator: str) -> None:
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
 @pytest.mark.parametrize("container", [np.asarray, sp.csr_matrix, pd.DataFrame])
-def test_nan_in_fit_points_to_private_imputation(Estimator, container, data, budget):
-    X, y = data
+def test_nan_in_fit_points_to_private_imputation(Estimator, container, binary_data, budget):
+    X, y = binary_data
     X = X.copy()
     X[3, 1] = np.nan
     with pytest.raises(ValueError) as info:
@@ -66,8 +66,8 @@ def test_nan_in_fit_points_to_private_imputation(Estimator, container, data, bud
 
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
-def test_nan_and_infinity_in_predict(Estimator, data):
-    X, y = data
+def test_nan_and_infinity_in_predict(Estimator, binary_data):
+    X, y = binary_data
     est = make(Estimator).fit(X, y)
     X_nan = X.copy()
     X_nan[0, 0] = np.nan
@@ -81,8 +81,8 @@ def test_nan_and_infinity_in_predict(Estimator, data):
     assert "public rule" in str(info.value)
 
 
-def test_infinity_in_fit_is_refused_without_charge(data, budget):
-    X, y = data
+def test_infinity_in_fit_is_refused_without_charge(binary_data, budget):
+    X, y = binary_data
     X = X.copy()
     X[0, 2] = np.inf
     with pytest.raises(ValueError, match="Input X contains infinity.*public rule"):
@@ -90,8 +90,8 @@ def test_infinity_in_fit_is_refused_without_charge(data, budget):
     assert budget.history() == []
 
 
-def test_nan_in_y_keeps_scikit_learns_message(data):
-    X, _ = data
+def test_nan_in_y_keeps_scikit_learns_message(binary_data):
+    X, _ = binary_data
     y = X[:, 0].copy()
     y[2] = np.nan
     with pytest.raises(ValueError, match="Input y contains NaN") as info:
@@ -123,8 +123,8 @@ def test_non_numeric_columns_point_to_private_encoding(Estimator, kind, frame, b
 
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
-def test_string_arrays_in_fit_and_predict(Estimator, data):
-    X, y = data
+def test_string_arrays_in_fit_and_predict(Estimator, binary_data):
+    X, y = binary_data
     strings = np.array([["a", "b", "c"]] * len(y))
     with pytest.raises(ValueError, match="needs numeric features.*DPOneHotEncoder"):
         make(Estimator).fit(strings, y)
@@ -133,17 +133,17 @@ def test_string_arrays_in_fit_and_predict(Estimator, data):
         est.predict(strings)
 
 
-def test_object_arrays_keep_the_exception_type(data):
+def test_object_arrays_keep_the_exception_type(binary_data):
     # scikit-learn's check_dtype_object expects this TypeError and its message.
-    X, y = data
+    X, y = binary_data
     X = X.astype(object)
     X[0, 0] = {"foo": "bar"}
     with pytest.raises(TypeError, match="argument must be a string.* number"):
         make(DPLogisticRegression).fit(X, y)
 
 
-def test_numeric_object_and_categorical_input_still_fit(data):
-    X, y = data
+def test_numeric_object_and_categorical_input_still_fit(binary_data):
+    X, y = binary_data
     make(DPLogisticRegression).fit(X.astype(object), y)
     frame = pd.DataFrame({"a": X[:, 0], "b": pd.Categorical(np.arange(len(y)) % 3)})
     make(DPLogisticRegression).fit(frame, y)

@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 import torch
 
-from skdp import PrivacyWarning
 from skdp._engine._glm import GLMLoss, LinearModel
 from skdp._engine._mlp import Activation, MLPModel
 from skdp._engine._sampling import PoissonSampler, StepBatches
@@ -103,11 +102,7 @@ def data(Estimator, n=40, seed=0):
     return X, X[:, 0] / 3
 
 
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PrivacyWarning)
-        yield
+pytestmark = pytest.mark.usefixtures("quiet_privacy_warnings")
 
 
 @pytest.mark.parametrize("Estimator, params", ESTIMATORS, ids=IDS)

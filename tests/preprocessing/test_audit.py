@@ -29,14 +29,12 @@ mechanism (see ``docs/audit.md``, "Auditing the DP transformers"):
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pytest
 
-import skdp
 from skdp.audit import multi_run_epsilon_lower_bound
 from skdp.preprocessing import (
     DPOneHotEncoder,
@@ -50,11 +48,7 @@ from skdp.preprocessing import (
 DELTA = 1e-5
 
 
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", skdp.PrivacyWarning)
-        yield
+pytestmark = pytest.mark.usefixtures("quiet_privacy_warnings")
 
 
 # --- experiments ----------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from skdp.preprocessing import DPOneHotEncoder, DPStandardScaler
 
 
 @pytest.fixture(scope="module")
-def data():
+def binary_data():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(600, 3))
     y = (X[:, 0] + 0.3 * rng.normal(size=600) > 0).astype(int)
@@ -44,8 +44,8 @@ def _privacy_part(html: str) -> str:
     return html[start:]
 
 
-def test_fitted_estimator_shows_its_numbers(data):
-    X, y = data
+def test_fitted_estimator_shows_its_numbers(binary_data):
+    X, y = binary_data
     clf = DPLogisticRegression(privacy=(1.0, 1e-5), max_iter=2, random_state=0).fit(X, y)
     html = clf._repr_html_()
     table = _privacy_part(html)
@@ -71,8 +71,8 @@ def test_unfitted_estimator_keeps_scikit_learns_html():
         assert "text/html" not in clf._repr_mimebundle_()
 
 
-def test_text_is_escaped(data):
-    X, y = data
+def test_text_is_escaped(binary_data):
+    X, y = binary_data
     clf = DPLogisticRegression(privacy=(1.0, 1e-5), max_iter=1, random_state=0).fit(X, y)
     clf._privacy_report = "<script>alert('x')</script>, trained with <b>evil</b>"
     table = privacy_html(clf)
@@ -80,8 +80,8 @@ def test_text_is_escaped(data):
     assert "&lt;script&gt;" in table and "&lt;b&gt;evil&lt;/b&gt;" in table
 
 
-def test_non_private_fit_says_so(data):
-    X, y = data
+def test_non_private_fit_says_so(binary_data):
+    X, y = binary_data
     clf = DPLogisticRegression(privacy=(float("inf"), 0.0), max_iter=1, random_state=0)
     assert "none: privacy=(inf, 0)" in _privacy_part(clf.fit(X, y)._repr_html_())
 

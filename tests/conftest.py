@@ -44,6 +44,7 @@ FORMER_FILES = {
     "engine/test_sampling_and_noise.py": "test_sampling_and_noise.py",
     "engine/test_sparse_input.py": "test_sparse_input.py",
     "fit/test_column_scales.py": "test_column_scales.py",
+    "fit/test_docstrings.py": "test_defaults_registry.py",
     "fit/test_planned_spend.py": "test_planned_spend.py",
     "mechanisms/test_adaclip.py": "test_adaclip.py",
     "mechanisms/test_adassp.py": "test_adassp.py",

@@ -147,7 +147,8 @@ html_show_sourcelink = False
 # -- checks and hooks ----------------------------------------------------------------------
 PUBLIC_MODULES = [
     "skdp", "skdp.linear_model", "skdp.neural_network", "skdp.preprocessing", "skdp.pipeline",
-    "skdp.model_selection", "skdp.budget", "skdp.accounting", "skdp.audit", "skdp.datasets",
+    "skdp.model_selection", "skdp.budget", "skdp.accounting", "skdp.mechanisms", "skdp.audit",
+    "skdp.datasets",
 ]
 
 

@@ -4,6 +4,7 @@
 >>> clf = DPLogisticRegression(privacy=(1.0, 1e-5))  # doctest: +SKIP
 """
 
+from ._utils.config import config_context, get_config, set_config
 from ._utils.validation import PrivacyWarning
 from ._version import __version__
 from .accounting import UnreachablePrivacyTarget
@@ -16,4 +17,7 @@ __all__ = [
     "PrivacyWarning",
     "UnreachablePrivacyTarget",
     "__version__",
+    "config_context",
+    "get_config",
+    "set_config",
 ]

@@ -5,7 +5,9 @@ and their constants) and registers them in :data:`registry.RULES`; the documenta
 defaults page is generated from that registry. Importing this package registers them all.
 """
 
-from . import linear, mlp, optimizers, preprocessing, scale, sgd
+from . import linear, mlp, optimizers, preprocessing, scale, sgd, threads
 from .registry import RULES, Rule
 
-__all__ = ["RULES", "Rule", "linear", "mlp", "optimizers", "preprocessing", "scale", "sgd"]
+__all__ = [
+    "RULES", "Rule", "linear", "mlp", "optimizers", "preprocessing", "scale", "sgd", "threads",
+]

@@ -16,7 +16,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from .._defaults.threads import fit_threads
 from .._engine._device import resolve_device
+from .._utils.config import get_config
+from .._utils.threads import limited_threads
 from .._utils.validation import check_privacy, warn_if_delta_large
 from ..mechanisms._base import Mechanism, Release, RunInput, StatementFacts
 from ..mechanisms._projected_sgd import PlanNotComposable
@@ -65,6 +68,10 @@ class FitRecipe:
         or from a public target range alone).
     training_facts : list of str
         How the data is trained on, where the guarantee relies on it (for the report).
+    work : float or None
+        The size of one step's computation, in multiply-adds (rows per step times parameters
+        for DP-SGD, one pass for sufficient statistics), from which ``n_threads='auto'`` picks
+        the fit's threads; ``None``: unknown (one thread).
     """
 
     mechanism: Mechanism
@@ -74,6 +81,7 @@ class FitRecipe:
     scale_noise: float | None = None
     apply_scale: bool = True
     training_facts: list[str] = field(default_factory=list)
+    work: float | None = None
 
 
 def private_fit(
@@ -99,6 +107,16 @@ def private_fit(
             warn_if_preprocessed_without_dp(estimator)
     device = resolve_device(estimator.device)
     recipe = build(target)
+    if plan_only():  # no training: the caller's threads are left alone
+        return _planned_fit(estimator, X, targets, recipe, target, allocation, device)
+    with limited_threads(fit_threads(get_config()["n_threads"], recipe.work)):
+        return _planned_fit(estimator, X, targets, recipe, target, allocation, device)
+
+
+def _planned_fit(estimator, X, targets, recipe: FitRecipe, target: PrivacyTarget, allocation,
+                 device) -> Release:
+    """Steps 1-5 of :func:`private_fit` (with the fit's threads set)."""
+    name = type(estimator).__name__
     mechanism = recipe.mechanism
     check_input = getattr(mechanism, "check_input", None)
     if check_input is not None:

@@ -68,4 +68,5 @@ def sgd_recipe(
         target_dtype=model.loss.target_dtype,
         scale_noise=scale_noise,
         training_facts=list(training_facts or []),
+        work=float(settings.batch_size) * model.n_params,
     )

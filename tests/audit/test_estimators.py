@@ -13,12 +13,11 @@ import pytest
 import skdp
 from skdp.audit import AuditResult, audit_multi_run, audit_one_run, canary_scores, make_canaries
 from skdp.linear_model import DPLogisticRegression, DPRidge
-from skdp.mechanisms._registry import OPTIMIZER_NAMES, is_full_batch_only, optimizer_class
+from skdp.mechanisms._registry import is_full_batch_only
 from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
+from tests._inventory import SGD_OPTIMIZERS
 
 from ._breakers import apply as apply_breaker
-
-OPTIMIZERS = sorted(n for n in OPTIMIZER_NAMES if optimizer_class(n) is not None)
 
 # Settings each optimizer needs on top of the test's (the lead fills in new optimizers here):
 # e.g. diff2 is full-batch gradient descent ('auto' batches), adaclip takes optimizer_params.
@@ -73,7 +72,7 @@ def check_breaker_reached(calls: list[int], breaker: str, optimizer: str) -> Non
 
 
 # --- fast: claim 1 vs noise off ---------------------------------------------------------------
-@pytest.mark.parametrize("optimizer", OPTIMIZERS)
+@pytest.mark.parametrize("optimizer", SGD_OPTIMIZERS)
 @pytest.mark.parametrize("breaker", ["none", "noise_off"])
 def test_multi_run_audit_has_teeth_fast(monkeypatch, optimizer, breaker):
     calls = run_breaker(monkeypatch, breaker, optimizer)
@@ -90,7 +89,7 @@ def test_multi_run_audit_has_teeth_fast(monkeypatch, optimizer, breaker):
         assert result.violation
 
 
-@pytest.mark.parametrize("optimizer", OPTIMIZERS)
+@pytest.mark.parametrize("optimizer", SGD_OPTIMIZERS)
 @pytest.mark.parametrize("breaker", ["none", "noise_off"])
 def test_one_run_audit_has_teeth_fast(monkeypatch, optimizer, breaker):
     calls = run_breaker(monkeypatch, breaker, optimizer)
@@ -106,7 +105,7 @@ def test_one_run_audit_has_teeth_fast(monkeypatch, optimizer, breaker):
 
 # --- thorough: every breaker, both audits, both linear models ---------------------------------
 @pytest.mark.slow
-@pytest.mark.parametrize("optimizer", OPTIMIZERS)
+@pytest.mark.parametrize("optimizer", SGD_OPTIMIZERS)
 @pytest.mark.parametrize("Estimator", [DPLogisticRegression, DPRidge])
 @pytest.mark.parametrize("breaker", ["none", "noise_off", "noise_div4", "no_clipping"])
 def test_multi_run_audit_has_teeth(monkeypatch, optimizer, Estimator, breaker):
@@ -126,7 +125,7 @@ def test_multi_run_audit_has_teeth(monkeypatch, optimizer, Estimator, breaker):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("optimizer", OPTIMIZERS)
+@pytest.mark.parametrize("optimizer", SGD_OPTIMIZERS)
 @pytest.mark.parametrize("Estimator", [DPLogisticRegression, DPRidge])
 @pytest.mark.parametrize("breaker", ["none", "noise_off", "no_clipping"])
 def test_one_run_audit_has_teeth(monkeypatch, optimizer, Estimator, breaker):
@@ -182,7 +181,7 @@ def test_exploding_runs_reveal_the_dataset_size():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("optimizer", OPTIMIZERS)
+@pytest.mark.parametrize("optimizer", SGD_OPTIMIZERS)
 @pytest.mark.parametrize("Estimator", [DPMLPClassifier, DPMLPRegressor])
 @pytest.mark.parametrize("breaker", ["none", "noise_off", "no_clipping"])
 def test_mlp_multi_run_audit_has_teeth(monkeypatch, optimizer, Estimator, breaker):
@@ -205,7 +204,7 @@ def test_mlp_multi_run_audit_has_teeth(monkeypatch, optimizer, Estimator, breake
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("optimizer", OPTIMIZERS)
+@pytest.mark.parametrize("optimizer", SGD_OPTIMIZERS)
 def test_poisson_sampled_audit_below_claim(optimizer):
     """Mini-batches (Poisson sampling, amplification): the correct mechanism stays below."""
     if is_full_batch_only(optimizer):

@@ -32,18 +32,14 @@ from skdp._engine.rows.host import rescale_rows
 from skdp._engine.rows.sparse import SparseRows
 from skdp.linear_model import DPLogisticRegression, DPRidge
 from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
+from tests._inventory import CLASSIFIERS, ESTIMATORS, SGD_OPTIMIZERS
 
 RTOL, ATOL = 1e-4, 1e-5
 OPTIMIZERS = [
-    ("noisy_sgd", None),
-    ("adp_sgd", None),
-    ("adaclip", None),
-    ("diff2", None),
+    *((name, None) for name in SGD_OPTIMIZERS),
     ("diff2", {"n_clients": 7}),  # unequal clients: diff2's weighted restart path
 ]
 SMALL = {
-    DPLogisticRegression: {},
-    DPRidge: {},
     DPMLPClassifier: {"hidden_layer_sizes": (4,)},
     DPMLPRegressor: {"hidden_layer_sizes": (4, 3)},
 }
@@ -74,7 +70,7 @@ def batches(request, monkeypatch):
 
 
 def _targets(Estimator, X, multiclass=False):
-    if Estimator in (DPLogisticRegression, DPMLPClassifier):
+    if Estimator in CLASSIFIERS:
         if multiclass:
             return np.arange(X.shape[0]) % 3
         return (X[:, 0] + X[:, 1] > 0).astype(int)
@@ -99,12 +95,12 @@ def _fit_both(est, X, y, sparse_X=None):
 
 
 # --- estimators: sparse fits equal dense fits ----------------------------------------------------
-@pytest.mark.parametrize("Estimator", list(SMALL))
+@pytest.mark.parametrize("Estimator", ESTIMATORS)
 @pytest.mark.parametrize(("optimizer", "optimizer_params"), OPTIMIZERS)
 def test_sparse_fit_equals_dense_fit(Estimator, optimizer, optimizer_params, X, batches):
     est = Estimator(
         optimizer=optimizer, optimizer_params=optimizer_params, max_iter=2, random_state=0,
-        batch_size="auto" if optimizer == "diff2" else 30, **SMALL[Estimator],
+        batch_size="auto" if optimizer == "diff2" else 30, **SMALL.get(Estimator, {}),
     )
     y = _targets(Estimator, X, multiclass=optimizer == "adaclip")
     dense, sparse = _fit_both(est, X, y)
@@ -113,12 +109,12 @@ def test_sparse_fit_equals_dense_fit(Estimator, optimizer, optimizer_params, X, 
     assert sparse.privacy_report() == dense.privacy_report()
 
 
-@pytest.mark.parametrize("Estimator", list(SMALL))
+@pytest.mark.parametrize("Estimator", ESTIMATORS)
 def test_sparse_fit_equals_dense_fit_with_rdp_and_no_privacy(Estimator, X, batches):
     y = _targets(Estimator, X)
     for privacy, accountant in [((1.0, 1e-5), "rdp"), ((float("inf"), 0.0), "pld")]:
         est = Estimator(privacy=privacy, accountant=accountant, max_iter=2, batch_size=30,
-                        random_state=1, **SMALL[Estimator])
+                        random_state=1, **SMALL.get(Estimator, {}))
         dense, sparse = _fit_both(est, X, y)
         np.testing.assert_allclose(_params(sparse), _params(dense), rtol=RTOL, atol=ATOL)
 
@@ -180,12 +176,12 @@ def test_duplicate_entries_are_summed_before_norms_are_taken():
     assert scaled.toarray()[0, 0] == pytest.approx(1.0, rel=1e-5)
 
 
-@pytest.mark.parametrize("Estimator", list(SMALL))
+@pytest.mark.parametrize("Estimator", ESTIMATORS)
 def test_predictions_mix_dense_and_sparse(Estimator, X):
     y = _targets(Estimator, X)
     Xs = sp.csr_matrix(X)
     dense, sparse = _fit_both(Estimator(max_iter=2, batch_size=30, random_state=0,
-                                        **SMALL[Estimator]), X, y)
+                                        **SMALL.get(Estimator, {})), X, y)
     methods = [m for m in ("predict", "predict_proba", "decision_function")
                if hasattr(dense, m)]
     for method in methods:
@@ -196,17 +192,17 @@ def test_predictions_mix_dense_and_sparse(Estimator, X):
     assert sparse.score(X, y) == pytest.approx(dense.score(Xs, y), abs=1e-6)
 
 
-@pytest.mark.parametrize("Estimator", list(SMALL))
+@pytest.mark.parametrize("Estimator", ESTIMATORS)
 def test_a_matrix_without_stored_values_fits_like_zeros(Estimator, batches):
     X = np.zeros((40, 4))
     y = _targets(Estimator, _data(40, 4))
     for optimizer in ("noisy_sgd", "diff2"):
-        est = Estimator(optimizer=optimizer, max_iter=2, random_state=0, **SMALL[Estimator])
+        est = Estimator(optimizer=optimizer, max_iter=2, random_state=0, **SMALL.get(Estimator, {}))
         dense, sparse = _fit_both(est, X, y, sparse_X=sp.csr_matrix((40, 4)))
         np.testing.assert_allclose(_params(sparse), _params(dense), rtol=RTOL, atol=ATOL)
 
 
-@pytest.mark.parametrize("Estimator", list(SMALL))
+@pytest.mark.parametrize("Estimator", ESTIMATORS)
 def test_sparse_tag_is_set(Estimator):
     assert get_tags(Estimator()).input_tags.sparse is True
 

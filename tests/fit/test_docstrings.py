@@ -12,9 +12,9 @@ import warnings
 import pytest
 
 from skdp._fit import docstrings
-from skdp.linear_model import DPLogisticRegression, DPRidge
+from skdp.linear_model import DPRidge
 from skdp.mechanisms._registry import OPTIMIZER_NAMES, optimizer_class
-from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
+from tests._inventory import ESTIMATORS
 
 
 def _numpydoc(cls):
@@ -25,9 +25,6 @@ def _numpydoc(cls):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # an unknown section or a malformed entry fails here
         return NumpyDocString(inspect.getdoc(cls))
-
-
-ESTIMATORS = [DPLogisticRegression, DPRidge, DPMLPClassifier, DPMLPRegressor]
 
 
 @pytest.mark.parametrize("estimator", ESTIMATORS, ids=lambda cls: cls.__name__)

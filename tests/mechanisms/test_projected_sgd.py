@@ -4,7 +4,7 @@ is computed with, saturation with epochs, refusals before anything is charged, a
 record a ledger composes.
 
 The bound itself (Altschuler & Talwar 2022) is tested against the spec in
-``test_last_iterate.py``; here the estimators and the engine are.
+``tests/accounting/test_last_iterate.py``; here the estimators and the engine are.
 """
 
 from __future__ import annotations

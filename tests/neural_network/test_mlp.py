@@ -1,5 +1,6 @@
 """DPMLPClassifier and DPMLPRegressor: equivalence with plain training, privacy bookkeeping and
-the scikit-learn surface specific to MLPs (the shared checks are in test_estimators.py)."""
+the scikit-learn surface specific to MLPs (the shared checks are in
+tests/package/test_estimators.py)."""
 
 from __future__ import annotations
 

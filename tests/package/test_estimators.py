@@ -19,9 +19,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp import PrivacyWarning
 from skdp.linear_model import DPLogisticRegression, DPRidge
-from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
+from tests._inventory import ESTIMATORS, SGD_OPTIMIZERS
 
-ESTIMATORS = [DPLogisticRegression, DPRidge, DPMLPClassifier, DPMLPRegressor]
 INF = (float("inf"), 0)
 
 
@@ -80,7 +79,7 @@ def test_delta_not_below_one_over_n_warns(Estimator, binary_data):
 
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
-@pytest.mark.parametrize("name", ["noisy_sgd", "adp_sgd", "adaclip", "diff2"])
+@pytest.mark.parametrize("name", SGD_OPTIMIZERS)
 def test_every_optimizer_fits_every_estimator(Estimator, name, binary_data):
     X, y = binary_data
     est = Estimator(optimizer=name, max_iter=3, random_state=0).fit(X, y)
@@ -241,7 +240,7 @@ def test_non_finite_input_is_refused(Estimator, bad, binary_data):
 
 @pytest.mark.parametrize("Estimator", ESTIMATORS)
 def test_sparse_input_fits_like_dense(Estimator, binary_data):
-    # Sparse input is supported (tests/test_sparse_input.py has the details).
+    # Sparse input is supported (tests/engine/test_sparse_input.py has the details).
     X, y = binary_data
     dense = Estimator(random_state=0, max_iter=1).fit(X, y)
     sparse = Estimator(random_state=0, max_iter=1).fit(sp.csr_matrix(X), y)

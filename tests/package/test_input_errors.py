@@ -18,8 +18,8 @@ from skdp.linear_model import DPLogisticRegression, DPRidge
 from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
 from skdp.pipeline import make_private_pipeline
 from skdp.preprocessing import DPStandardScaler
+from tests._inventory import ESTIMATORS
 
-ESTIMATORS = [DPLogisticRegression, DPRidge, DPMLPClassifier, DPMLPRegressor]
 SMALL = {
     DPMLPClassifier: {"hidden_layer_sizes": (3,)},
     DPMLPRegressor: {"hidden_layer_sizes": (3,)},

@@ -20,11 +20,9 @@ from hypothesis import strategies as st
 
 from skdp import PrivacyBudget, PrivacyWarning
 from skdp._engine.rows import sparse as _sparse
-from skdp.linear_model import DPLogisticRegression, DPRidge
 from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
+from tests._inventory import CLASSIFIERS, REGRESSORS
 
-CLASSIFIERS = [DPLogisticRegression, DPMLPClassifier]
-REGRESSORS = [DPRidge, DPMLPRegressor]
 ESTIMATORS = CLASSIFIERS + REGRESSORS
 SMALL = {
     DPMLPClassifier: {"hidden_layer_sizes": (4,)},

@@ -12,8 +12,8 @@ import torch
 from skdp._engine._glm import GLMLoss, LinearModel
 from skdp._engine._mlp import Activation, MLPModel
 from skdp._engine._sampling import PoissonSampler, StepBatches
-from skdp.linear_model import DPLogisticRegression, DPRidge
 from skdp.neural_network import DPMLPClassifier, DPMLPRegressor
+from tests._inventory import CLASSIFIERS, ESTIMATORS
 
 CLIP = 0.7
 F32_MAX = float(np.finfo(np.float32).max)
@@ -85,19 +85,18 @@ def test_empty_batch_sums_to_zero(name, model, kind):
     assert torch.equal(out, torch.zeros_like(out))
 
 
-ESTIMATORS = [
-    (DPLogisticRegression, {}),
-    (DPRidge, {}),
-    (DPMLPClassifier, {"hidden_layer_sizes": (4,)}),
-    (DPMLPRegressor, {"hidden_layer_sizes": (4,)}),
-]
-IDS = [E.__name__ for E, _ in ESTIMATORS]
+SMALL = {
+    DPMLPClassifier: {"hidden_layer_sizes": (4,)},
+    DPMLPRegressor: {"hidden_layer_sizes": (4,)},
+}
+ESTIMATOR_PARAMS = [(Estimator, SMALL.get(Estimator, {})) for Estimator in ESTIMATORS]
+IDS = [E.__name__ for E, _ in ESTIMATOR_PARAMS]
 
 
 def data(Estimator, n=40, seed=0):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 3))
-    if Estimator in (DPLogisticRegression, DPMLPClassifier):
+    if Estimator in CLASSIFIERS:
         return X, (X[:, 0] > 0).astype(int)
     return X, X[:, 0] / 3
 
@@ -105,7 +104,7 @@ def data(Estimator, n=40, seed=0):
 pytestmark = pytest.mark.usefixtures("quiet_privacy_warnings")
 
 
-@pytest.mark.parametrize("Estimator, params", ESTIMATORS, ids=IDS)
+@pytest.mark.parametrize("Estimator, params", ESTIMATOR_PARAMS, ids=IDS)
 def test_empty_poisson_batches_are_noise_only_steps(monkeypatch, Estimator, params):
     """With every Poisson batch empty, the released model is a function of the noise alone:
     the same for any data, and not the initial model (the noise was added)."""
@@ -129,7 +128,7 @@ def test_empty_poisson_batches_are_noise_only_steps(monkeypatch, Estimator, para
     np.testing.assert_array_equal(first.predict(probe), second.predict(probe))
 
 
-@pytest.mark.parametrize("Estimator, params", ESTIMATORS, ids=IDS)
+@pytest.mark.parametrize("Estimator, params", ESTIMATOR_PARAMS, ids=IDS)
 def test_float64_and_float32_input(Estimator, params):
     X, y = data(Estimator)
     kwargs = dict(privacy=(2.0, 1e-5), max_iter=2, random_state=0, **params)
@@ -145,7 +144,7 @@ def test_float64_and_float32_input(Estimator, params):
     )
 
 
-@pytest.mark.parametrize("Estimator, params", ESTIMATORS, ids=IDS)
+@pytest.mark.parametrize("Estimator, params", ESTIMATOR_PARAMS, ids=IDS)
 @pytest.mark.parametrize("scale", [1e-30, 1e10, 1e30, 1e38])
 def test_huge_feature_scales_train_and_predict_finitely(Estimator, params, scale):
     X, y = data(Estimator)
@@ -162,7 +161,7 @@ def test_huge_feature_scales_train_and_predict_finitely(Estimator, params, scale
             assert np.all(np.isfinite(prediction))
 
 
-@pytest.mark.parametrize("Estimator, params", ESTIMATORS, ids=IDS)
+@pytest.mark.parametrize("Estimator, params", ESTIMATOR_PARAMS, ids=IDS)
 def test_predictions_are_deterministic(Estimator, params):
     X, y = data(Estimator)
     kwargs = dict(privacy=(1.0, 1e-5), max_iter=2, random_state=7, **params)

@@ -18,7 +18,8 @@ one element after the other, so the partial sums, and the cut indices, are the s
 :func:`compose` is ``PrivacyLossDistribution.compose`` with that truncation.
 
 Every result equals dp_accounting's bit for bit: the same PMF type, lower loss, masses,
-infinity mass and pessimistic flag (``tests/test_connect_dots.py``, ``tests/test_gaussian_pld.py``).
+infinity mass and pessimistic flag (``tests/accounting/test_connect_dots.py``,
+``tests/accounting/test_gaussian_pld.py``).
 Callers check :data:`HAS_PMF_INTERNALS` and use dp_accounting's own path without it.
 """
 

@@ -10,8 +10,8 @@ distribution (:class:`_Normal`) that gives scipy's frozen normal's floats withou
 overhead. The connect-the-dots PMF is built from the masses' array instead of dp_accounting's
 dictionary round trip, and two PLDs compose with the tail truncation's running sums taken by
 numpy (:mod:`skdp.accounting._connect_dots`). Everything else (the grid bounds, the masses'
-expressions) is dp_accounting's own code, and ``tests/test_gaussian_pld.py`` and
-``tests/test_connect_dots.py`` check that the PMFs equal dp_accounting's bit for bit.
+expressions) is dp_accounting's own code, and ``tests/accounting/test_gaussian_pld.py`` and
+``tests/accounting/test_connect_dots.py`` check that the PMFs equal dp_accounting's bit for bit.
 
 :class:`VectorisedPLDAccountant` also reads epsilon with the vectorised walk of
 :mod:`skdp.accounting._pld_epsilon` instead of dp_accounting's Python loop, and self-composes a

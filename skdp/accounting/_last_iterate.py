@@ -57,7 +57,7 @@ def composition_rdp(
     the batch holds instead of the replaced one; by the joint quasi-convexity of Renyi
     divergence one step is bounded by the worst pair ``((1-q) N(0) + q N(u), (1-q) N(0) +
     q N(u'))`` with ``|u|, |u'|, |u - u'| <= 2L/b``, and the worst pair is ``u' = 0`` (checked
-    numerically in ``tests/test_last_iterate.py``), which is ``S_alpha(b/n, z/2)`` in the
+    numerically in ``tests/accounting/test_last_iterate.py``), which is ``S_alpha(b/n, z/2)`` in the
     standard direction. dp_accounting's add/remove accountant for a Poisson-sampled Gaussian
     with multiplier ``z/2`` computes exactly that number (its replace-one accountant only offers
     the looser Wang-Balle-Kasiviswanathan bound for this sampling).

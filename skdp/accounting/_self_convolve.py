@@ -24,8 +24,8 @@ thirds of a ledger charge's composition. :func:`self_convolve` returns the same 
   below ``1e-300``, which vanish in the rounding of every sum of the inverse transform they
   enter (those sums are ~1e-16 of the largest mass and up). For ``T`` in the hundreds to
   thousands that is all but ~1% of a PLD's spectrum, and the power (a complex log and exp per
-  frequency) was a third of the transform's time. ``tests/test_self_convolve.py`` checks the
-  masses are equal bit for bit, on random PMFs and on the PLDs of 128 DP-SGD plans.
+  frequency) was a third of the transform's time. ``tests/accounting/test_self_convolve.py``
+  checks the masses are equal bit for bit, on random PMFs and on the PLDs of 128 DP-SGD plans.
 
 :func:`self_compose` is ``PrivacyLossDistribution.self_compose`` on top of it: each direction's
 dense PMF self-convolved here, with dp_accounting's lower loss, infinity mass and pessimistic
@@ -246,8 +246,8 @@ def self_compose(
 
     The same PLD as dp_accounting's: the same truncation window, lower loss, infinity mass and
     pessimistic flag of each direction, and the same masses, bit for bit
-    (``tests/test_self_convolve.py``). A dp_accounting without the internals this relies on
-    composes by its own ``self_compose``.
+    (``tests/accounting/test_self_convolve.py``). A dp_accounting without the internals this
+    relies on composes by its own ``self_compose``.
     """
     # pylint: disable=protected-access
     if not _HAS_PMF_INTERNALS or not all(

@@ -101,7 +101,7 @@ class RdpCurves:
         # Under replace-one, the RDP accountant must read the event as the PLD one does.
         equivalent = rdp_equivalent(event, self.neighboring_relation)
         # The accountant computes the (Poisson-sampled) Gaussian, DP-SGD's step, with numpy
-        # (VectorisedRdpAccountant: dp_accounting's values, tests/test_gaussian_rdp.py).
+        # (VectorisedRdpAccountant: dp_accounting's values, tests/accounting/test_gaussian_rdp.py).
         accountant = self._new_accountant().compose(equivalent)
         # dp_accounting has no public accessor for the per-order RDP; `_rdp` has held it since
         # the first release. The tests compare the ledger with fresh accountants, so a change

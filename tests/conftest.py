@@ -1,9 +1,9 @@
 """Test-session settings, and the fixtures every folder of tests may use.
 
 The tests are sorted by the subpackage of skdp they test (tests/budget/ for skdp.budget, ...;
-tests/package/ for what spans the package); a folder's conftest.py holds what only that folder
-uses (tests/budget/conftest.py: ``ledger_path``; tests/model_selection/conftest.py: the
-searches' ``binary_data``).
+tests/package/ for what spans the package, tests/benchmarks/ for the benchmark pages); a
+folder's conftest.py holds what only that folder uses (tests/budget/conftest.py:
+``ledger_path``; tests/model_selection/conftest.py: the searches' ``binary_data``).
 
 The default run uses both cores with pytest-xdist (``-n 2`` in pyproject's addopts); each worker
 then computes with one thread, so that two workers do not oversubscribe a 2-core machine (the
@@ -28,6 +28,7 @@ FORMER_FILES = {
     "accounting/test_plans_and_calibration.py": "test_accounting.py",
     "accounting/test_self_convolve.py": "test_self_convolve.py",
     "audit/test_estimators.py": "test_audit.py",
+    "benchmarks/test_pages.py": "test_benchmark_pages.py",
     "audit/test_stats.py": "test_audit_stats.py",
     "budget/test_estimators.py": "test_budget_estimators.py",
     "budget/test_extra_delta.py": "test_budget_extra_delta.py",

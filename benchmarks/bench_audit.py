@@ -12,7 +12,7 @@ broken mechanism (noise 4x too small, the monkeypatch of the tests), to show wha
 looks like.
 
 ``--preprocessing`` runs instead the audits of the DP transformers (the experiments and breakers
-of ``tests/test_preprocessing_audit.py``: ``--preprocessing-runs`` fits each, the bounds search
+of ``tests/preprocessing/test_audit.py``: ``--preprocessing-runs`` fits each, the bounds search
 a tenth of that) at epsilon 1 and 2.
 """
 
@@ -52,14 +52,14 @@ PREPROCESSING = Study(
     title="Empirical privacy audits of the DP transformers",
     script="benchmarks/bench_audit.py",
     measures="The audits of the DP scaler, imputer and one-hot encoder (the experiments of "
-    "`tests/test_preprocessing_audit.py`, 20,000 fits each; the bounds search 2,000), correct "
+    "`tests/preprocessing/test_audit.py`, 20,000 fits each; the bounds search 2,000), correct "
     "and with each breaker they are meant to catch, at claims 1 and 2.",
     conclusion="No claim is refuted (at most 0.28 against 1 and 0.95 against 2) and every "
     "breaker is caught by a wide margin, except noise / 4 in the bounds search.",
 )
 
 DELTA = 1e-5
-# Per-optimizer settings, as in tests/test_audit.py.
+# Per-optimizer settings, as in tests/audit/test_estimators.py.
 OPTIMIZER_SETTINGS = {
     "adp_sgd": {"learning_rate": "invscaling"},
     "diff2": {"batch_size": "auto"},
@@ -94,7 +94,7 @@ COLUMNS = ["estimator", "optimizer", "claimed eps", "multi-run eps >=", "multi-r
 
 
 def preprocessing_audits(args, run: Run) -> None:
-    """Every experiment of tests/test_preprocessing_audit.py, correct and with each breaker it
+    """Every experiment of tests/preprocessing/test_audit.py, correct and with each breaker it
     is meant to catch, at claims 1 and 2."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
     import pytest
@@ -103,7 +103,7 @@ def preprocessing_audits(args, run: Run) -> None:
     run.header([f"multi-run: {args.preprocessing_runs} fits (bounds search: "
                 f"{args.preprocessing_runs // 10}), half with the canary, threshold on 30%, "
                 "Clopper-Pearson on the rest; 95% confidence, delta=1e-5; experiments as in "
-                "tests/test_preprocessing_audit.py."])
+                "tests/preprocessing/test_audit.py."])
     for epsilon in (1.0, 2.0):
         rows = []
         for experiment, breakers in audits.CATCHES.items():

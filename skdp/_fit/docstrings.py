@@ -266,6 +266,29 @@ MLP_MAX_ITER = _max_iter("""
     where nothing but iterations limits the fit.
 """)
 
+FIT_INTERCEPT = entry("fit_intercept : bool, default=True",
+                      "Whether to fit an (unpenalised) intercept.")
+
+PROJECTION_RADIUS = entry("projection_radius : float, default=None", """
+    Radius of the L2 ball, centred at 0, onto which all parameters (coefficients and intercept
+    together) are projected after every step; ``None``: no projection. Required by
+    ``accountant='last_iterate'``, whose bound grows with the diameter ``2 *
+    projection_radius``: a smaller ball gives a shorter burn-in and less noise but may exclude
+    the best model. Choose it without looking at the private data. With the other accountants
+    it is optional (projection is post-processing).
+""")
+
+HIDDEN_LAYER_SIZES = entry("hidden_layer_sizes : int or tuple of int, default=(100,)",
+                           "Width of each hidden layer, as in scikit-learn.")
+
+ACTIVATION = entry("activation : {'relu', 'tanh', 'logistic', 'identity'}, default='relu'",
+                   "Hidden activation.")
+
+MLP_ALPHA = entry("alpha : float, default=1e-4", """
+    L2 penalty on the weights. As in scikit-learn's stochastic solvers, each step adds ``alpha *
+    W / batch_size`` to the mean gradient.
+""")
+
 AVERAGE = entry("average : bool or float in (0, 1], default=True", """
     Return the average of the last iterates instead of the last one: ``True`` averages a
     measured fraction of the last steps, long enough to cancel much of the noise, short enough

@@ -66,21 +66,10 @@ class DPLogisticRegression(LogitClassifierMixin, ClassifierMixin, BaseDPLinearMo
                 Inverse L2 regularisation strength, as in scikit-learn's ``LogisticRegression``;
                 ``np.inf`` for no penalty.
             """,
-            """
-            fit_intercept : bool, default=True
-                Whether to fit an (unpenalised) intercept.
-            """,
+            _doc.FIT_INTERCEPT,
             _doc.AVERAGE,
             _doc.accountant(last_iterate=True),
-            """
-            projection_radius : float, default=None
-                Radius of the L2 ball, centred at 0, onto which all parameters (coefficients and
-                intercept together) are projected after every step; ``None``: no projection.
-                Required by ``accountant='last_iterate'``, whose bound grows with the diameter
-                ``2 * projection_radius``: a smaller ball gives a shorter burn-in and less noise
-                but may exclude the best model. Choose it without looking at the private data.
-                With the other accountants it is optional (projection is post-processing).
-            """,
+            _doc.PROJECTION_RADIUS,
             _doc.entry("max_row_norm : float, 'auto' or None, default=None", """
                 ``'auto'``: train on a public scale found privately. A noisy binary search (one
                 Gaussian mechanism, composed with the training in ``privacy_spent_``; it gets a

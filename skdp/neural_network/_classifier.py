@@ -31,22 +31,12 @@ class DPMLPClassifier(LogitClassifierMixin, ClassifierMixin, BaseDPMLP):
         """,
         parameters=[
             _doc.PRIVACY,
-            """
-            hidden_layer_sizes : int or tuple of int, default=(100,)
-                Width of each hidden layer, as in scikit-learn.
-            """,
-            """
-            activation : {'relu', 'tanh', 'logistic', 'identity'}, default='relu'
-                Hidden activation.
-            """,
+            _doc.HIDDEN_LAYER_SIZES,
+            _doc.ACTIVATION,
             _doc.optimizer(),
             _doc.optimizer_params(),
             _doc.MAX_GRAD_NORM,
-            """
-            alpha : float, default=1e-4
-                L2 penalty on the weights. As in scikit-learn's stochastic solvers, each step
-                adds ``alpha * W / batch_size`` to the mean gradient.
-            """,
+            _doc.MLP_ALPHA,
             _doc.batch_size(parameter_floor=False),
             _doc.learning_rate("learning_rate_init"),
             _doc.entry("learning_rate_init : float or 'auto', default='auto'", """

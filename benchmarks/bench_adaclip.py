@@ -45,8 +45,8 @@ ALL_ROWS = [
     ("adaclip-cap4", "adaclip, variance_cap=4",
      dict(optimizer="adaclip", optimizer_params={"variance_cap": 4.0})),
     # adaclip's clipping in the noise-dominated regime is about 0.56 sqrt(cap / gamma) C
-    # (docs/optimizers.md): 1.6 C for cap 4. This row asks whether a larger plain clipping
-    # bound explains the gain.
+    # (docs/developers/optimizers.md): 1.6 C for cap 4. This row asks whether a larger plain
+    # clipping bound explains the gain.
     ("noisy_sgd-C3", "noisy_sgd, max_grad_norm=3", dict(max_grad_norm=3.0)),
 ]
 

@@ -171,7 +171,7 @@ def mlp_long_run(Estimator, optimizer: str):
     "which every optimizer divides by (full batch: n; Poisson: the expected batch q n); in an "
     "exploding run (diff2 MLP, 60 full-batch rounds, outputs ~1e32) the 1/n vs 1/(n+1) step "
     "compounds and the audit refutes the claim (lower bound 2.83 > 1). With n fixed "
-    "(replace-one pairs) the same audit finds nothing. See docs/audit.md.",
+    "(replace-one pairs) the same audit finds nothing. See docs/developers/audit.md.",
 )
 def test_exploding_runs_reveal_the_dataset_size():
     X, y = make_data(regression=True)
@@ -188,7 +188,7 @@ def test_mlp_multi_run_audit_has_teeth(monkeypatch, optimizer, Estimator, breake
     """MLPs: the random initialisation moves a canary's score from fit to fit far more than
     a few clipped steps do, so the black-box audit needs a longer run (60 full-batch steps)
     with a constant step size (a decaying one learns the canary too little) to catch noise off
-    or clipping off; it does not catch noise / 4 (see docs/audit.md). Unclipped, some
+    or clipping off; it does not catch noise / 4 (see docs/developers/audit.md). Unclipped, some
     optimizers diverge on the canary: the audit counts that as an outcome."""
     if optimizer in MLP_LONG_RUN_UNSUPPORTED:
         pytest.skip(MLP_LONG_RUN_UNSUPPORTED[optimizer])

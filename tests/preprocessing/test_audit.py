@@ -10,7 +10,7 @@ Clopper-Pearson on the rest, 95% confidence). The bound must stay below the clai
 longer reaches the code fails loudly instead of passing quietly).
 
 The data sets and canaries are chosen so that a simple score sees the whole Gaussian
-mechanism (see ``docs/audit.md``, "Auditing the DP transformers"):
+mechanism (see ``docs/developers/audit.md``, "Auditing the DP transformers"):
 
 * scaler, public bounds: every data row has ``u + v = -1`` (u in {-1/2, 0}), so
   ``mean_u + 2 E[u^2]``, rebuilt from ``mean_`` and ``var_``, is ``(T1 + T2 + T0) / T0``; the
@@ -411,7 +411,7 @@ def test_preprocessing_audit_has_teeth(monkeypatch, experiment, breaker, epsilon
     reason="known limitation of treating n as public: when the private bounds search cannot "
     "resolve the requested quantiles at this n and noise, it moves them inward by a margin "
     "proportional to 1/n, and releases them (quantiles_); under add/remove-one the canary "
-    "changes n, so quantiles_ tells D from D + canary every time. See docs/audit.md.",
+    "changes n, so quantiles_ tells D from D + canary every time. See docs/developers/audit.md.",
 )
 def test_relaxed_quantiles_reveal_the_dataset_size():
     rng = np.random.default_rng(0)

@@ -1,6 +1,6 @@
-"""``max_row_norm='auto'`` for an estimator: the hooks of :class:`skdp._base.BaseDPEstimator`
-that plan the search for a public scale (:mod:`skdp._public_scale`), run it after the charge
-and hand the fit its scale."""
+"""``max_row_norm='auto'`` for an estimator: the hooks of
+:class:`skdp._fit.estimator.BaseDPEstimator` that plan the search for a public scale
+(:mod:`skdp._scale.public_scale`), run it after the charge and hand the fit its scale."""
 
 from __future__ import annotations
 
@@ -27,8 +27,9 @@ __all__ = ["ScaleFreeFitMixin"]
 
 
 class ScaleFreeFitMixin:
-    """``max_row_norm='auto'`` for an estimator: the hooks of :class:`skdp._base.BaseDPEstimator`
-    that plan the scale search, run it after the charge and hand the fit its public scale.
+    """``max_row_norm='auto'`` for an estimator: the hooks of
+    :class:`skdp._fit.estimator.BaseDPEstimator` that plan the scale search, run it after the
+    charge and hand the fit its public scale.
 
     The estimator has ``max_row_norm`` and ``random_state``; ``_scales_targets()`` says whether
     the targets are put on the public scale too (regression). The scale found is left in

@@ -182,7 +182,7 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
             return 1.0 / model.smoothness(self.max_row_norm, l2)
         return 1.0
 
-    # Scale-free training (skdp/_public_scale.py) --------------------------------------------
+    # Scale-free training (skdp/_scale/public_scale.py) --------------------------------------
     def _given_row_norm(self) -> bool:
         return self.max_row_norm is not None and self.max_row_norm != "auto"
 

@@ -265,7 +265,7 @@ class PrivatePipeline(PrivacyReprMixin, AccountsEveryStep, Pipeline):
         if layout.model is not None:
             model = fitted.get(layout.model.path)
             # The model's own event: the run, after its own scale search if it ran one
-            # (priors beyond the preprocessing's, see skdp/_public_scale.py).
+            # (priors beyond the preprocessing's, see skdp/_scale/public_scale.py).
             priors = plan.calibration.plan.prior_noise_multipliers
             own = priors[len(plan.model.prior_noise_multipliers):] if plan.model else ()
             planned = plan.calibration.plan.without_priors().with_priors(own)

@@ -5,7 +5,7 @@ share of its budget each gets (:meth:`BaseDPTransformer._release_weights`), and 
 uses partition selection (an extra delta). Fitted on its own with ``privacy=(epsilon,
 delta)``, it calibrates one Gaussian mechanism for its whole release, charges its budget and
 only then reads the data. Inside :class:`skdp.pipeline.PrivatePipeline` the pipeline has
-already planned and charged everything, and hands the step its noise (``skdp/_allocation.py``).
+already planned and charged everything, and hands the step its noise (``skdp/_fit/allocation.py``).
 """
 
 from __future__ import annotations

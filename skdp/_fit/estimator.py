@@ -55,7 +55,8 @@ class BaseDPEstimator(PrivacyReprMixin, AllocatedMixin, BaseEstimator):
         """Noise multiplier of the fit's own search for a public scale, or ``None``."""
         return None
 
-    def _apply_public_scale(self, X, targets, noise_multiplier, *, private: bool):
+    def _apply_public_scale(self, X, targets, noise_multiplier, *, private: bool,
+                            rows: bool = True):
         """``(X, targets, report lines)`` on the training scale; unchanged by default."""
         return X, targets, []
 

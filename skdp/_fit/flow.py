@@ -68,6 +68,9 @@ class FitRecipe:
         or from a public target range alone).
     training_facts : list of str
         How the data is trained on, where the guarantee relies on it (for the report).
+    scale_rows : bool
+        Whether the flow puts the rows on the public scale before the run (``False``: the
+        mechanism applies ``RunInput.scale`` itself, e.g. block by block in one pass).
     work : float or None
         The size of one step's computation, in multiply-adds (rows per step times parameters
         for DP-SGD, one pass for sufficient statistics), from which ``n_threads='auto'`` picks
@@ -81,6 +84,7 @@ class FitRecipe:
     scale_noise: float | None = None
     apply_scale: bool = True
     training_facts: list[str] = field(default_factory=list)
+    scale_rows: bool = True
     work: float | None = None
 
 
@@ -158,7 +162,7 @@ def _planned_fit(estimator, X, targets, recipe: FitRecipe, target: PrivacyTarget
     scale, scale_facts = None, []
     if recipe.apply_scale:
         X, targets, scale_facts = estimator._apply_public_scale(
-            X, targets, recipe.scale_noise, private=target.private
+            X, targets, recipe.scale_noise, private=target.private, rows=recipe.scale_rows
         )
         scale = estimator.__dict__.get("_fit_scale")
     data = RunInput(

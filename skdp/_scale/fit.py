@@ -110,7 +110,8 @@ class ScaleFreeFitMixin:
             )
         return noise
 
-    def _apply_public_scale(self, X, targets, noise_multiplier, *, private: bool):
+    def _apply_public_scale(self, X, targets, noise_multiplier, *, private: bool,
+                            rows: bool = True):
         self._fit_scale = None
         target_range = self._target_range()
         if noise_multiplier is None and target_range is None:
@@ -152,5 +153,7 @@ class ScaleFreeFitMixin:
             center, halfwidth = range_scale(low, high, centred=False)
             scale = dataclasses.replace(scale, target_center=center, target_halfwidth=halfwidth)
         self._fit_scale = scale
-        return scale.rows(X), scale.targets(targets), scale.facts("max_row_norm='auto':")
+        # rows=False: the fit's mechanism puts the rows on the scale itself (one pass in blocks).
+        return (scale.rows(X) if rows else X), scale.targets(targets), scale.facts(
+            "max_row_norm='auto':")
 

@@ -36,7 +36,7 @@ from .._defaults.scale import (
     TARGET_QUANTILES,
     WIDEN_TO,
 )
-from .._engine.rows.host import rescale_rows, row_norms
+from .._engine.rows.host import clip_factors_to, rescale_rows, row_norms
 from .._engine.rows.host_sparse import canonical_csr
 from .._utils.validation import PrivacyWarning, warn_user
 from ..preprocessing._base import calibrate_gaussian
@@ -132,6 +132,17 @@ class PublicScale:
             return X
         X /= scale
         return X
+
+    def row_factors(self, norms: np.ndarray) -> np.ndarray:
+        """The per-row factors :meth:`rows` multiplies rows of these norms by (clipped to
+        ``row_bound`` under privacy, divided by :attr:`row_scale`): what a one-pass statistic
+        applies block by block instead of copying ``X``."""
+        scale = self.row_scale
+        if scale is None:
+            return np.ones_like(norms)
+        if self.row_bound is not None and self.clips:
+            return clip_factors_to(norms, self.row_bound) / scale
+        return np.full_like(norms, 1.0 / scale)
 
     def targets(self, targets: np.ndarray) -> np.ndarray:
         """Targets on the training scale (clipped to [-1, 1] under privacy); unchanged if not

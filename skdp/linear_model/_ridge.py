@@ -364,6 +364,7 @@ class DPRidge(RegressorMixin, BaseDPLinearModel):
             return FitRecipe(
                 ssp, SSP_LABEL, scale_noise=scale_noise, apply_scale=scale_noise is not None,
                 training_facts=ssp.training_facts(n_targets),
+                scale_rows=False,  # the statistics scale the rows block by block
                 work=float(n_samples) * (n_features + 1) ** 2,  # X^T X, one pass
             )
 

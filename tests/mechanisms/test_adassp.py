@@ -678,3 +678,53 @@ def test_an_unavailable_device_is_refused_before_the_budget_is_charged(tmp_path)
         DPRidge(privacy=(1.0, 1e-5), optimizer="ssp", device="cuda", budget=budget,
                 max_row_norm=1.0, target_bound=1.0).fit(X, y)
     assert budget.history() == []
+
+
+# --- one pass in blocks ------------------------------------------------------------------------
+@pytest.mark.parametrize("intercept", [True, False])
+def test_blocked_sufficient_statistics_equal_the_one_shot_ones(intercept):
+    # The statistics are read a block of rows at a time, each block rescaled to the public
+    # bound on its own (no full copy of X): the same S and b as rescaling all of X, then one
+    # product, to float64 rounding; and X itself is not changed.
+    from skdp._engine.rows.host import block_row_norms, clip_factors_to
+
+    rng = np.random.default_rng(3)
+    X = (rng.normal(size=(1003, 6)) * rng.uniform(0.1, 3.0, size=(1003, 1))).astype(np.float32)
+    Y = rng.normal(size=(1003, 2))
+    original = X.copy()
+    bound, c = 2.0, (2.0 if intercept else None)
+
+    def rows(block):
+        block *= clip_factors_to(block_row_norms(block), bound)[:, None]
+        return block
+
+    one_shot = sufficient_statistics(rescale_rows(X, bound), Y, c, CPU)
+    for block_rows in (1, 17, 1000, 5000):
+        blocked = sufficient_statistics(X, Y, c, CPU, rows=rows, block_rows=block_rows)
+        for got, want in zip(blocked, one_shot, strict=True):
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-9)
+    np.testing.assert_array_equal(X, original)
+    # Without a transformation the rows are used as given.
+    plain = sufficient_statistics(X, Y, c, CPU, block_rows=100)
+    assert not np.allclose(plain[0].numpy(), one_shot[0].numpy())
+
+
+def test_the_public_scale_applied_block_by_block_equals_the_materialised_rows():
+    # max_row_norm='auto': the fit hands AdaSSP the rows as given with their public scale, and
+    # the statistics put each block on it (clip to the found bound, divide by it, clip to the
+    # unit bound): the same statistics as materialising the scaled rows first.
+    from skdp._scale.public_scale import PublicScale
+    from skdp.mechanisms._ssp.mechanism import SSP, SSPBounds
+    from skdp.mechanisms._ssp.solve import SSPParams
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(2000, 5)) * rng.uniform(0.2, 2.0, size=(2000, 1)) * 3.0
+    Y = rng.uniform(-1, 1, size=(2000, 1))
+    scale = PublicScale(4.0, None, None, 1.0, 0.95, private=True)
+    materialised = rescale_rows(scale.rows(X), 1.0)
+    ssp_mechanism = SSP(SSPParams(), SSPBounds(1.0, 1.0), alpha=1.0, fit_intercept=True,
+                        private=True)
+    lazy = sufficient_statistics(X, Y, 1.0, CPU, rows=ssp_mechanism._rows_on_scale(scale),
+                                 block_rows=97)
+    for got, want in zip(lazy, sufficient_statistics(materialised, Y, 1.0, CPU), strict=True):
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-9)

@@ -13,8 +13,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.sparse as sp
 
-from ..._engine.rows.host import rescale_rows
+from ..._engine.rows.host import block_row_norms, clip_factors_to, rescale_rows
 from ...accounting import Calibration
 from ...accounting._ssp import SSPPlan, calibrate_ssp, ssp_sensitivities
 from .._base import Release, RunInput, StatementFacts
@@ -143,15 +144,20 @@ class SSP:
         sens = ssp_sensitivities(self.row_bound, bounds.target) if private else None
         noise = self._noise(calibration, sens, d_tilde)
         center = bounds.target_center if private else 0.0  # without privacy nothing is clipped
+        scale = data.scale  # the public scale of a search (rows not yet on it), or None
         if private:
-            X = rescale_rows(X, float(bounds.row))
             targets = clip_targets(targets - center, float(bounds.target))
-        S, b = sufficient_statistics(X, targets, c, data.device)
+        if sp.issparse(X):  # sparse rows are small: transformed as a whole
+            X = scale.rows(X) if scale is not None else X
+            X = rescale_rows(X, float(bounds.row)) if private else X
+            S, b = sufficient_statistics(X, targets, c, data.device)
+        else:
+            S, b = sufficient_statistics(
+                X, targets, c, data.device, rows=self._rows_on_scale(scale))
         randomness = data.randomness()
         draws = draw_standard_normals(randomness.noise, d_tilde, n_targets, data.device)
         # alpha is on the user's scale (scikit-learn's objective); on rows divided by B it is
         # alpha / B^2 (the targets' scale divides out).
-        scale = data.scale
         alpha = self.alpha / (scale.row_bound**2 if scale is not None else 1.0)
         p = self.params
         result = run_ssp(
@@ -177,6 +183,28 @@ class SSP:
             },
             details={"noise": noise, "sensitivities": sens, "result": result},
         )
+
+    def _rows_on_scale(self, scale):
+        """The per-block transformation of dense rows: onto the public scale (if a search found
+        one), then clipped to ``B_x`` (private fits); ``None`` when rows are used as given."""
+        bound = float(self.bounds.row) if self.private else None
+        if scale is None and bound is None:
+            return None
+
+        def rows(block: np.ndarray) -> np.ndarray:
+            # One norm per row and one multiplication: the scale's factor, then the clip of
+            # the scaled row (whose norm is the row's times that factor).
+            norms = block_row_norms(block)
+            factors = np.ones_like(norms)
+            if scale is not None:
+                factors = scale.row_factors(norms)
+                norms = norms * factors
+            if bound is not None:
+                factors *= clip_factors_to(norms, bound)
+            block *= factors[:, None]
+            return block
+
+        return rows
 
     def statement(self, calibration, release: Release, facts: StatementFacts) -> str:
         details = release.details

@@ -17,6 +17,7 @@ in the spec's order (``z1``, then ``N``, then ``Z``). Nothing here stores or ret
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -24,6 +25,7 @@ import numpy as np
 import scipy.sparse as sp
 import torch
 
+from ..._engine.rows.host import row_blocks
 from ...accounting._ssp import BUDGET_SPLITS, resolve_budget_split
 from .._params import is_number
 
@@ -45,6 +47,10 @@ __all__ = [
 
 SymmetricNoise = Literal["goe", "mirror"]
 SYMMETRIC_NOISE = ("goe", "mirror")
+
+#: Rows per block of the one pass over X: a float64 copy of a block stays small (65,536 x 50
+#: doubles: 26 MB) while each block is large enough for an efficient product.
+STATISTICS_BLOCK_ROWS = 65536
 
 DESCRIPTION = "AdaSSP: noisy sufficient statistics X^T X, X^T y and lambda_min, one ridge solve"
 
@@ -209,25 +215,41 @@ def clip_targets(Y: np.ndarray, bound: float) -> np.ndarray:
 
 
 def sufficient_statistics(
-    X, Y: np.ndarray, intercept_scaling: float | None, device: torch.device
+    X, Y: np.ndarray, intercept_scaling: float | None, device: torch.device,
+    rows: Callable[[np.ndarray], np.ndarray] | None = None,
+    block_rows: int = STATISTICS_BLOCK_ROWS,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``S = X~^T X~`` and ``b = X~^T Y`` in float64 on ``device``, with ``X~ = [X, c 1]`` when
     ``intercept_scaling`` is ``c`` (``None``: no intercept column).
 
-    The constant column is never materialised: its blocks are ``c`` times column sums and
-    ``c^2 n``. Sparse ``X`` is multiplied sparsely and only the d x d result densified.
+    Dense ``X`` is read once, ``block_rows`` rows at a time: each block is copied to float64,
+    transformed by ``rows`` (in place: the per-row scaling and clipping, applied block by block
+    so that no full copy of ``X`` is made) and its products accumulated in float64. The
+    constant column is never materialised: its blocks are ``c`` times column sums and
+    ``c^2 n``. Sparse ``X`` (already transformed) is multiplied sparsely and only the d x d
+    result densified.
     """
     n = X.shape[0]
     # np.array copies: pandas hands out read-only views (copy-on-write), which torch warns about.
-    Y_t = torch.as_tensor(np.array(Y, dtype=np.float64), device=device)
+    Y64 = np.array(Y, dtype=np.float64)
+    Y_t = torch.as_tensor(Y64, device=device)
     if sp.issparse(X):
         X = sp.csr_array(X, dtype=np.float64)
         gram = torch.as_tensor(np.asarray((X.T @ X).toarray()), device=device)
-        cross = torch.as_tensor(np.asarray(X.T @ np.asarray(Y, dtype=np.float64)), device=device)
+        cross = torch.as_tensor(np.asarray(X.T @ Y64), device=device)
         col_sums = torch.as_tensor(np.asarray(X.sum(axis=0)).ravel(), device=device)
     else:
-        X_t = torch.as_tensor(np.array(X, dtype=np.float64), device=device)
-        gram, cross, col_sums = X_t.T @ X_t, X_t.T @ Y_t, X_t.sum(dim=0)
+        d, k = X.shape[1], Y64.shape[1]
+        gram = torch.zeros(d, d, dtype=torch.float64, device=device)
+        cross = torch.zeros(d, k, dtype=torch.float64, device=device)
+        col_sums = torch.zeros(d, dtype=torch.float64, device=device)
+        for start, block in row_blocks(X, block_rows):
+            if rows is not None:
+                block = rows(block)
+            Xb = torch.as_tensor(block, device=device)
+            gram.addmm_(Xb.T, Xb)
+            cross.addmm_(Xb.T, Y_t[start:start + block.shape[0]])
+            col_sums.add_(Xb.sum(dim=0))
     gram = (gram + gram.T) / 2.0  # exactly symmetric for eigvalsh and Cholesky
     if intercept_scaling is None:
         return gram, cross

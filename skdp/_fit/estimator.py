@@ -56,7 +56,7 @@ class BaseDPEstimator(PrivacyReprMixin, AllocatedMixin, BaseEstimator):
         return None
 
     def _apply_public_scale(self, X, targets, noise_multiplier, *, private: bool,
-                            rows: bool = True):
+                            rows: bool = True, dtype=np.float64):
         """``(X, targets, report lines)`` on the training scale; unchanged by default."""
         return X, targets, []
 

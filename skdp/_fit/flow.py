@@ -71,6 +71,8 @@ class FitRecipe:
     scale_rows : bool
         Whether the flow puts the rows on the public scale before the run (``False``: the
         mechanism applies ``RunInput.scale`` itself, e.g. block by block in one pass).
+    rows_dtype : numpy dtype
+        The dtype of the scaled rows (the mechanism's compute dtype: one working copy).
     work : float or None
         The size of one step's computation, in multiply-adds (rows per step times parameters
         for DP-SGD, one pass for sufficient statistics), from which ``n_threads='auto'`` picks
@@ -85,6 +87,7 @@ class FitRecipe:
     apply_scale: bool = True
     training_facts: list[str] = field(default_factory=list)
     scale_rows: bool = True
+    rows_dtype: Any = np.float64
     work: float | None = None
 
 
@@ -162,7 +165,8 @@ def _planned_fit(estimator, X, targets, recipe: FitRecipe, target: PrivacyTarget
     scale, scale_facts = None, []
     if recipe.apply_scale:
         X, targets, scale_facts = estimator._apply_public_scale(
-            X, targets, recipe.scale_noise, private=target.private, rows=recipe.scale_rows
+            X, targets, recipe.scale_noise, private=target.private, rows=recipe.scale_rows,
+            dtype=recipe.rows_dtype,
         )
         scale = estimator.__dict__.get("_fit_scale")
     data = RunInput(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import numpy as np
+
 from .._defaults.sgd import auto_batch_size, resolve_learning_rate
 from ..mechanisms._registry import is_full_batch_only, optimizer_class, optimizer_factory
 from ..mechanisms._sgd.settings import SGDSettings
@@ -68,5 +70,6 @@ def sgd_recipe(
         target_dtype=model.loss.target_dtype,
         scale_noise=scale_noise,
         training_facts=list(training_facts or []),
+        rows_dtype=np.float32,  # the engine trains in float32: the scaled rows' one copy
         work=float(settings.batch_size) * model.n_params,
     )

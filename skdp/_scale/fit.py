@@ -111,7 +111,7 @@ class ScaleFreeFitMixin:
         return noise
 
     def _apply_public_scale(self, X, targets, noise_multiplier, *, private: bool,
-                            rows: bool = True):
+                            rows: bool = True, dtype=np.float64):
         self._fit_scale = None
         target_range = self._target_range()
         if noise_multiplier is None and target_range is None:
@@ -154,6 +154,6 @@ class ScaleFreeFitMixin:
             scale = dataclasses.replace(scale, target_center=center, target_halfwidth=halfwidth)
         self._fit_scale = scale
         # rows=False: the fit's mechanism puts the rows on the scale itself (one pass in blocks).
-        return (scale.rows(X) if rows else X), scale.targets(targets), scale.facts(
+        return (scale.rows(X, dtype) if rows else X), scale.targets(targets), scale.facts(
             "max_row_norm='auto':")
 

@@ -604,3 +604,19 @@ def test_a_row_divisor_maps_coefficients_back_exactly():
     np.testing.assert_allclose(X @ user_coef.T + user_intercept, on_scale + 150.0)
     targets = rng.normal(150.0, 80.0, size=(50, 1))
     np.testing.assert_allclose(scale.targets(targets), targets - 150.0)  # centred, not clipped
+
+
+@pytest.mark.parametrize("clips", [True, False])
+def test_float32_rows_are_the_float64_rows_rounded_once(clips):
+    from skdp._scale.public_scale import PublicScale
+
+    # A fit that trains in float32 gets the scaled rows as its one float32 working copy,
+    # computed block by block in float64: exactly the float64 rows rounded to float32.
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(20_000, 7)) * rng.uniform(0.1, 4.0, size=(20_000, 1))
+    original = X.copy()
+    scale = PublicScale(3.0, None, None, 1.0, 0.95, private=clips)
+    rows32 = scale.rows(X, np.float32)
+    assert rows32.dtype == np.float32
+    np.testing.assert_array_equal(rows32, scale.rows(X).astype(np.float32))
+    np.testing.assert_array_equal(X, original)

@@ -34,12 +34,12 @@ STUDY = Study(
     "DPRidge's default DP-SGD for one epoch (memory), DPLogisticRegression against "
     "LogisticRegression and SGDClassifier (5 epochs).",
     conclusion=(
-        "DPRidge(optimizer='ssp') reads the rows once in blocks: 0.39-0.53x Ridge(cholesky)'s "
-        "time with public bounds and 0.72-1.38x with max_row_norm='auto', in 0.15-0.41x the "
+        "DPRidge(optimizer='ssp') reads the rows once in blocks: 0.39-0.45x Ridge(cholesky)'s "
+        "time with public bounds and 0.57-0.72x with max_row_norm='auto', in 0.15-0.40x the "
         "table's size of extra memory (Ridge: 1.0x); DP-SGD fits keep one float32 working copy "
-        "(DPRidge 1.26x, DPLogisticRegression 0.27x); DPLogisticRegression's default fit takes "
-        "about SGDClassifier's 5 epochs; the private pipeline on a 5M-row DataFrame 1.36x the "
-        "scikit-learn pipeline's time, same accuracy"
+        "(DPRidge 1.26-1.31x, DPLogisticRegression 0.27-0.38x); DPLogisticRegression's default "
+        "fit takes about SGDClassifier's 5 epochs; the private pipeline on a 5M-row DataFrame "
+        "1.36x the scikit-learn pipeline's time, same accuracy"
     ),
 )
 COLUMNS = 50

@@ -30,11 +30,11 @@ STUDY = Study(
     "the busy-machine ratio is the automatic choice's time over the one-thread time under the "
     "same load (target: at most 1.25).",
     conclusion=(
-        'with one thread per fit below THREAD_WORK_MIN (every default fit measured here), the '
-        'busy-machine time is 1.07-1.21x the one-thread time (target 1.25; Fashion-MNIST fits '
-        '0.44-0.54x, the one-thread runs being the noisier), where two threads made the same fits'
-        ' up to 80x slower; on a nearly idle machine two threads helped only the Fashion-MNIST '
-        'MLP (3.1 s against 5.0 s)'
+        "with one thread per fit (the rule's choice for every default fit measured), fits under"
+        ' two busy processes take 0.43-1.10x their one-thread time (target 1.25), where two '
+        'threads took up to 1.9x (and up to 80x in the run of commit 877b128, with a third '
+        'process busy); on an idle machine two threads are 0.59-0.82x one thread for the MLPs '
+        "and Fashion-MNIST, so there the rule is up to 1.7x slower than torch's default"
     ),
     chooses=("`THREAD_WORK_MIN` (`skdp/_defaults/threads.py`)",),
 )

@@ -2,10 +2,12 @@
 
 A DP fit is a long loop of small products (one batch of rows at a time). torch runs each
 product on all its threads, and a thread that waits for a core held by another process stalls
-the whole product: on a 2-core machine with another process busy, fits ran 1.6-4.2x slower on
-two threads than on one (Adult-sized logistic regression, Fashion-MNIST-sized logistic and MLP
-fits, 200,000-row AdaSSP; benchmarks/bench_threads.py). More threads pay only where one step's
-work is large enough to hide the waits.
+the whole product: on a 2-core machine with busy processes, default fits ran up to 1.9x slower
+on two threads than on one, up to 80x with a third process busy (benchmarks/bench_threads.py,
+results/threads.json and its version at commit 877b128). On an idle machine two threads were
+0.59-0.82x one thread for the MLPs and Fashion-MNIST: the rule gives that up for the busy case,
+which is the common one (a notebook server, a browser, a CI runner); set_config(n_threads=...)
+takes it back.
 """
 
 from __future__ import annotations

@@ -580,7 +580,12 @@ def break_clipping(monkeypatch) -> list[int]:
         calls[0] += 1
         return np.asarray(X, dtype=np.float64)
 
+    def no_clip_factors(norms, bound):  # dense rows are clipped block by block
+        calls[0] += 1
+        return np.ones_like(norms)
+
     monkeypatch.setattr(ssp_fit, "rescale_rows", no_clip)
+    monkeypatch.setattr(ssp_fit, "clip_factors_to", no_clip_factors)
     monkeypatch.setattr(ssp_fit, "clip_targets", lambda Y, bound: np.asarray(Y, np.float64))
     return calls
 

@@ -22,7 +22,6 @@ from ._ssp.solve import DESCRIPTION as _SSP_DESCRIPTION
 
 __all__ = [
     "OPTIMIZER_NAMES",
-    "describe_optimizer",
     "is_full_batch_only",
     "last_iterate_optimizers",
     "make_optimizer",
@@ -79,14 +78,6 @@ def last_iterate_optimizers() -> tuple[str, ...]:
 def optimizer_class(name: str):
     """The registered factory (class) of optimizer ``name``, or ``None`` (closed form)."""
     return _AVAILABLE.get(name)
-
-
-def describe_optimizer(name: str) -> str:
-    """A short description of optimizer ``name`` for privacy reports."""
-    if name in _CLOSED_FORM:
-        return _CLOSED_FORM[name][1]
-    cls = _AVAILABLE.get(name)
-    return getattr(cls, "description", name)
 
 
 def is_full_batch_only(name: str) -> bool:

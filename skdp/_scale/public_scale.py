@@ -37,7 +37,6 @@ from .._defaults.scale import (
     WIDEN_TO,
 )
 from .._engine.rows.host import (
-    ROW_NORM_SAFETY,
     clip_factors_to,
     rescale_rows,
     row_blocks,
@@ -134,12 +133,9 @@ class PublicScale:
         if not sp.issparse(X) and np.dtype(dtype) != np.float64:
             out = np.empty(np.shape(X), dtype=dtype)
             clips = self.row_bound is not None and self.clips
-            bound = self.row_bound * ROW_NORM_SAFETY if clips else None
             for start, block in row_blocks(X):
                 if clips:  # as rescale_rows: rows above the bound scaled down to it
-                    norms = np.linalg.norm(block, axis=1)
-                    too_long = norms > bound
-                    block[too_long] *= (bound / norms[too_long])[:, None]
+                    block *= clip_factors_to(np.linalg.norm(block, axis=1), self.row_bound)[:, None]
                 block /= scale
                 out[start:start + block.shape[0]] = block
             return out

@@ -82,19 +82,13 @@ def rescale_rows(
     public. Returns a new float64 array (a canonical CSR array for sparse ``X``, rescaled
     without densifying); ``X`` is left unchanged.
     """
-    bound = max_norm * ROW_NORM_SAFETY
     if sp.issparse(X):
         X = canonical_csr(X, np.float64)
-        norms = csr_row_norms(X)
-        factors = np.ones_like(norms)
-        too_long = norms > bound
-        factors[too_long] = bound / norms[too_long]
+        factors = clip_factors_to(csr_row_norms(X), max_norm)
         X.data *= np.repeat(factors, np.diff(X.indptr))
         return X
     X = np.array(X, dtype=np.float64)
-    norms = row_norms(X)
-    too_long = norms > bound
-    X[too_long] *= (bound / norms[too_long])[:, None]
+    X *= clip_factors_to(row_norms(X), max_norm)[:, None]  # factor 1: the row is unchanged
     return X
 
 

@@ -21,8 +21,13 @@ from .._engine._device import resolve_device
 from .._utils.config import get_config
 from .._utils.threads import limited_threads
 from .._utils.validation import check_privacy, warn_if_delta_large
-from ..mechanisms._base import Mechanism, Release, RunInput, StatementFacts
-from ..mechanisms._projected_sgd import PlanNotComposable
+from ..mechanisms._base import (
+    Mechanism,
+    PlanNotComposable,
+    Release,
+    RunInput,
+    StatementFacts,
+)
 from .allocation import ModelAllocation, take_allocation
 from .charging import charge_budget, resolve_budget
 from .column_scales import warn_if_columns_unbalanced
@@ -164,11 +169,10 @@ def _planned_fit(estimator, X, targets, recipe: FitRecipe, target: PrivacyTarget
     # 4. Run, on the public scale (found now, after the charge).
     scale, scale_facts = None, []
     if recipe.apply_scale:
-        X, targets, scale_facts = estimator._apply_public_scale(
+        X, targets, scale, scale_facts = estimator._apply_public_scale(
             X, targets, recipe.scale_noise, private=target.private, rows=recipe.scale_rows,
             dtype=recipe.rows_dtype,
         )
-        scale = estimator.__dict__.get("_fit_scale")
     data = RunInput(
         X, targets, recipe.model, recipe.target_dtype, device,
         random_state=estimator.random_state, scale=scale, verbose=estimator.verbose,

@@ -10,7 +10,7 @@ estimators never ask which one they hold. The DP-SGD optimizers (``noisy_sgd``, 
 sufficient statistics) goes through the same flow.
 """
 
-from ._base import Mechanism, Release, RunInput, StatementFacts
+from ._base import Mechanism, PlanNotComposable, Release, RunInput, StatementFacts
 from ._registry import OPTIMIZER_NAMES, register_optimizer
 from ._sgd.optimizer import SGDOptimizer
 from ._sgd.settings import SGDSettings
@@ -18,6 +18,7 @@ from ._sgd.settings import SGDSettings
 __all__ = [
     "Mechanism",
     "OPTIMIZER_NAMES",
+    "PlanNotComposable",
     "Release",
     "RunInput",
     "SGDOptimizer",

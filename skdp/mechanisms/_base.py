@@ -27,10 +27,16 @@ import torch
 
 from .._engine._device import FitRandomness
 
-__all__ = ["Mechanism", "Release", "RunInput", "StatementFacts"]
+__all__ = ["Mechanism", "PlanNotComposable", "Release", "RunInput", "StatementFacts"]
 
 # Validated features on the host: dense, or scipy sparse (CSR or CSC).
 Features = np.ndarray | sp.spmatrix | sp.sparray
+
+
+class PlanNotComposable(ValueError):
+    """Raised by a plan's ``with_priors`` when its guarantee cannot be composed with earlier
+    mechanisms on the same rows (the last-iterate bound covers the training alone); the flow
+    reports it with the estimator's name."""
 
 
 @dataclass(frozen=True)

@@ -11,14 +11,11 @@ import numpy as np
 from .._engine._device import FitRandomness
 from .._engine._sampling import FixedSizeSampler, FullBatchSampler
 from ..accounting import LastIterateCalibration, LastIterateRun, check_last_iterate_conditions
+from ._base import PlanNotComposable
 from ._sgd.optimizer import SGDOptimizer
 from ._sgd.settings import SGDSettings
 
-__all__ = ["LastIteratePlan", "PlanNotComposable", "ProjectedNoisySGD"]
-
-
-class PlanNotComposable(ValueError):
-    """A plan whose guarantee cannot be composed with earlier mechanisms on the same rows."""
+__all__ = ["LastIteratePlan", "ProjectedNoisySGD"]
 
 
 @dataclass(frozen=True)

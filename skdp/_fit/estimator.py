@@ -57,8 +57,9 @@ class BaseDPEstimator(PrivacyReprMixin, AllocatedMixin, BaseEstimator):
 
     def _apply_public_scale(self, X, targets, noise_multiplier, *, private: bool,
                             rows: bool = True, dtype=np.float64):
-        """``(X, targets, report lines)`` on the training scale; unchanged by default."""
-        return X, targets, []
+        """``(X, targets, scale, report lines)`` on the training scale (``scale``: the public
+        scale found, or ``None``); unchanged by default."""
+        return X, targets, None, []
 
     def privacy_report(self) -> str:
         """A short statement of the privacy guarantee of this fit.

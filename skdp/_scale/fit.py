@@ -115,7 +115,7 @@ class ScaleFreeFitMixin:
         self._fit_scale = None
         target_range = self._target_range()
         if noise_multiplier is None and target_range is None:
-            return X, targets, []
+            return X, targets, None, []
         if noise_multiplier is None:  # rows as given, targets on their public range
             scale = PublicScale(None, None, None, 0.0, ROW_QUANTILE, private=private)
         else:
@@ -154,6 +154,6 @@ class ScaleFreeFitMixin:
             scale = dataclasses.replace(scale, target_center=center, target_halfwidth=halfwidth)
         self._fit_scale = scale
         # rows=False: the fit's mechanism puts the rows on the scale itself (one pass in blocks).
-        return (scale.rows(X, dtype) if rows else X), scale.targets(targets), scale.facts(
-            "max_row_norm='auto':")
+        X = scale.rows(X, dtype) if rows else X
+        return X, scale.targets(targets), scale, scale.facts("max_row_norm='auto':")
 

@@ -114,7 +114,7 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
             return sgd_recipe(
                 self, settings,
                 lambda settings, calibration, data: self._settings_after_calibration(
-                    settings, calibration, model),
+                    settings, calibration, model, data.scale),
                 model=model,
                 scale_noise=self._scale_noise_multiplier(
                     target.epsilon, target.delta, n_samples, n_scaled),
@@ -210,9 +210,10 @@ class BaseDPLinearModel(ScaleFreeFitMixin, BaseDPEstimator):
         return settings if epochs == settings.epochs else dataclasses.replace(
             settings, epochs=epochs)
 
-    def _settings_after_calibration(self, settings, calibration, model):
+    def _settings_after_calibration(self, settings, calibration, model, scale):
+        """Settings chosen from the calibrated noise and the public ``scale`` the rows were
+        put on (``None``: as given); both public."""
         changes = {}
-        scale = self._fit_scale
         rows_scaled = scale is not None and scale.row_bound is not None
         if scale is not None and scale.row_scale is not None and settings.l2:
             # The penalty is on the coefficients in the user's units (scikit-learn's objective):

@@ -93,18 +93,19 @@ class BaseDPMLP(BaseDPEstimator):
             changes["epochs"] = NON_PRIVATE_EPOCHS
         return dataclasses.replace(settings, **changes) if changes else settings
 
-    def _settings_after_calibration(self, settings: SGDSettings, calibration, model):
+    def _settings_after_calibration(self, settings: SGDSettings, calibration, model, scale):
         # learning_rate_init='auto' with privacy: the measured step damped by the calibrated
         # noise per coordinate (public).
-        damping = self._private_step_damping()
+        damping = self._private_step_damping(scale)
         if self.learning_rate_init == "auto" and calibration.is_private and damping:
             return dataclasses.replace(settings, learning_rate=noise_damped_step(
                 self._STEPS.private, calibration.noise_multiplier, settings.batch_size, damping,
             ))
         return settings
 
-    def _private_step_damping(self) -> float:
-        """The damping of the private ``'auto'`` step in this fit (0: none)."""
+    def _private_step_damping(self, scale) -> float:
+        """The damping of the private ``'auto'`` step in this fit (0: none), given the public
+        scale the data were put on."""
         return self._STEPS.damping
 
     def _fit_mlp(self, X: Features, targets: np.ndarray, loss: OutputLoss, n_outputs: int):
@@ -136,7 +137,7 @@ class BaseDPMLP(BaseDPEstimator):
                 self,
                 self._settings_for_privacy(settings, target.epsilon, target.delta, model),
                 lambda settings, calibration, data: self._settings_after_calibration(
-                    settings, calibration, model),
+                    settings, calibration, model, data.scale),
                 model=model,
                 label_suffix=", per-layer ghost clipping",
                 scale_noise=self._scale_noise_multiplier(

@@ -170,12 +170,11 @@ class DPMLPRegressor(ScaleFreeFitMixin, RegressorMixin, BaseDPMLP):
     def _scales_targets(self) -> bool:
         return True
 
-    def _private_step_damping(self) -> float:
+    def _private_step_damping(self, scale) -> float:
         # Only on a public target scale. On targets as given (the scale search infeasible at
         # this n and privacy, no target_bound: decided from public quantities) the output bias
         # must travel to the targets' centre, which a damped step does not reach (diabetes at
         # epsilon 1: R^2 -4.2 damped, -0.04 undamped).
-        scale = self.__dict__.get("_fit_scale")
         return self._STEPS.damping if scale is not None and scale.scales_targets else 0.0
 
     def __init__(

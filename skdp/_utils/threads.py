@@ -8,11 +8,12 @@ when the fit raises.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Iterator
 
 import torch
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 __all__ = ["available_cores", "limited_threads"]
 
@@ -25,12 +26,19 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+@functools.cache
+def _blas_pools() -> ThreadpoolController:
+    """The BLAS libraries loaded in this process, found once (a scan of the loaded libraries
+    costs about a millisecond, which every small fit of a search or an audit would pay)."""
+    return ThreadpoolController().select(user_api="blas")
+
+
 @contextlib.contextmanager
 def limited_threads(n_threads: int) -> Iterator[None]:
     """Compute with ``n_threads`` torch and BLAS threads inside the block; restore after."""
     previous = torch.get_num_threads()
     # BLAS only: torch's own OpenMP pool is set through torch, which remembers it.
-    with threadpool_limits(limits=n_threads, user_api="blas"):
+    with _blas_pools().limit(limits=n_threads):
         if n_threads != previous:
             torch.set_num_threads(n_threads)
         try:
